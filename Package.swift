@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+//
+// swift-pjsua: an async Swift wrapper over PJSIP's high-level C API (pjsua).
+//
+// Linux (and any system with pjproject's pkg-config file): `CPJSIP` is a system
+// library module over `pkg-config libpjproject`; `scripts/provision.sh` builds and
+// installs pjproject when none is found.
+//
+// Apple platforms: iOS apps use a prebuilt PJSIP xcframework. Point
+// `SWIFT_PJSUA_PJSIP_XCFRAMEWORK` at it (an absolute path) and `CPJSIP` becomes a
+// thin C target over that binary target instead (see README, "Apple platforms").
+import Foundation
+import PackageDescription
+
+let xcframework = ProcessInfo.processInfo.environment["SWIFT_PJSUA_PJSIP_XCFRAMEWORK"]
+
+var cTargets: [Target]
+if let xcframework, !xcframework.isEmpty {
+    cTargets = [
+        .binaryTarget(name: "PJSIP", path: xcframework),
+        .target(
+            name: "CPJSIP",
+            dependencies: ["PJSIP"],
+            path: "Sources/CPJSIPBinary",
+            cSettings: [.define("PJ_AUTOCONF", to: "1")]
+        ),
+    ]
+} else {
+    cTargets = [
+        .systemLibrary(
+            name: "CPJSIP",
+            path: "Sources/CPJSIP",
+            pkgConfig: "libpjproject",
+            providers: [.brew(["pjproject"]), .apt(["libpjproject-dev"])]
+        )
+    ]
+}
+
+let package = Package(
+    name: "swift-pjsua",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "SwiftPJSUA", targets: ["SwiftPJSUA"]),
+        .library(name: "SwiftPJSUAKit", targets: ["SwiftPJSUAKit"]),
+        .executable(name: "swiftpjsua", targets: ["swiftpjsua"]),
+    ],
+    targets: cTargets + [
+        .target(name: "SwiftPJSUA", dependencies: ["CPJSIP"]),
+        .target(name: "SwiftPJSUAKit", dependencies: ["SwiftPJSUA"]),
+        .executableTarget(name: "swiftpjsua", dependencies: ["SwiftPJSUA"]),
+        // Launchers for real SIP peers (sipp, kamailio, a second swiftpjsua
+        // process). Not a product: used by the tests only.
+        .target(name: "PJSUATestSupport", dependencies: ["SwiftPJSUA"], path: "Tests/PJSUATestSupport"),
+        .testTarget(name: "SwiftPJSUATests", dependencies: ["SwiftPJSUA", "PJSUATestSupport"]),
+        .testTarget(name: "SwiftPJSUAKitTests", dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

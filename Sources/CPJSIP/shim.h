@@ -1,0 +1,111 @@
+/*
+ * The one header Swift imports from pjproject.
+ *
+ * Every helper here is a header-only `static inline` function prefixed `cpj_`,
+ * each with the reason it exists: Swift cannot import function-like or
+ * expression macros, cannot index fixed-size C arrays without copying, and
+ * cannot walk pjlib's intrusive lists safely on its own.
+ */
+#ifndef SWIFT_PJSUA_CPJSIP_SHIM_H
+#define SWIFT_PJSUA_CPJSIP_SHIM_H
+
+/* pjproject's pkg-config file passes these as -D flags, which SwiftPM filters out of
+ * system-library targets; pjproject's headers need them to pick the autoconf'd config. */
+#ifndef PJ_AUTOCONF
+#define PJ_AUTOCONF 1
+#endif
+
+#include <pjsua-lib/pjsua.h>
+#include <pjsip/sip_errno.h>
+#include <pjlib-util/sha1.h>
+
+/* ---- Status codes: pj_status_t bases differ between versions; never hard-code them. ---- */
+
+/* PJ_SUCCESS is a plain macro, but spelled here so every status check reads the same. */
+static inline pj_status_t cpj_success(void) { return PJ_SUCCESS; }
+/* Expression macros (PJ_ERRNO_START_STATUS + n) are not imported by Swift. */
+static inline pj_status_t cpj_status_einval(void) { return PJ_EINVAL; }
+static inline pj_status_t cpj_status_enotfound(void) { return PJ_ENOTFOUND; }
+static inline pj_status_t cpj_status_etoomany(void) { return PJ_ETOOMANY; }
+static inline pj_status_t cpj_status_ebusy(void) { return PJ_EBUSY; }
+static inline pj_status_t cpj_status_einvalidop(void) { return PJ_EINVALIDOP; }
+static inline pj_status_t cpj_status_etimedout(void) { return PJ_ETIMEDOUT; }
+static inline pj_status_t cpj_status_eexists(void) { return PJ_EEXISTS; }
+static inline pj_status_t cpj_status_enomem(void) { return PJ_ENOMEM; }
+static inline pj_status_t cpj_status_einvaliduri(void) { return PJSIP_EINVALIDURI; }
+static inline pj_status_t cpj_status_esessionterminated(void) { return PJSIP_ESESSIONTERMINATED; }
+static inline pj_status_t cpj_status_esessionstate(void) { return PJSIP_ESESSIONSTATE; }
+
+/* PJSIP_ERRNO_FROM_SIP_STATUS / PJSIP_ERRNO_TO_SIP_STATUS are function-like macros. */
+static inline pj_status_t cpj_status_from_sip(int code) { return PJSIP_ERRNO_FROM_SIP_STATUS(code); }
+static inline int cpj_sip_code_from_status(pj_status_t status) {
+    if (status >= PJSIP_ERRNO_FROM_SIP_STATUS(100) && status < PJSIP_ERRNO_FROM_SIP_STATUS(800))
+        return PJSIP_ERRNO_TO_SIP_STATUS(status);
+    return 0;
+}
+
+/* ---- Build-time limits (expression macros in config_site.h). ---- */
+
+static inline unsigned cpj_max_calls(void) { return PJSUA_MAX_CALLS; }
+static inline unsigned cpj_max_accounts(void) { return PJSUA_MAX_ACC; }
+static inline unsigned cpj_max_sdp_media(void) { return PJMEDIA_MAX_SDP_MEDIA; }
+static inline int cpj_invalid_id(void) { return PJSUA_INVALID_ID; }
+
+/* ---- Fixed-size arrays inside info structs: Swift sees them as tuples. ---- */
+
+static inline const pjsua_call_media_info *
+cpj_call_info_media(const pjsua_call_info *info, unsigned index) {
+    return index < info->media_cnt ? &info->media[index] : NULL;
+}
+
+/* The audio arm of an anonymous union inside pjsua_call_media_info. */
+static inline pjsua_conf_port_id cpj_call_media_conf_slot(const pjsua_call_media_info *m) {
+    return m->stream.aud.conf_slot;
+}
+
+/* ---- Name-address URIs: the vtable call that tells a name-addr from a bare URI. ---- */
+
+/* The display-name of a From/To/Contact URI, or an empty string for a bare URI.
+ * pjsip keeps the display-name without its surrounding quotes, escapes intact. */
+static inline pj_str_t cpj_uri_display(const pjsip_uri *uri) {
+    pj_str_t empty = { NULL, 0 };
+    if (uri == NULL) return empty;
+    if ((const void *)pjsip_uri_get_uri(uri) == (const void *)uri) return empty;
+    return ((const pjsip_name_addr *)uri)->display;
+}
+
+/* ---- SIP message headers: pjlib's intrusive list has a sentinel, not NULL. ---- */
+
+static inline const pjsip_msg *cpj_rdata_msg(const pjsip_rx_data *rdata) {
+    return rdata ? rdata->msg_info.msg : NULL;
+}
+
+static inline const pjsip_hdr *cpj_msg_first_header(const pjsip_msg *msg) {
+    if (msg == NULL || msg->hdr.next == &msg->hdr) return NULL;
+    return msg->hdr.next;
+}
+
+static inline const pjsip_hdr *cpj_msg_next_header(const pjsip_msg *msg, const pjsip_hdr *hdr) {
+    if (msg == NULL || hdr == NULL || hdr->next == &msg->hdr) return NULL;
+    return hdr->next;
+}
+
+/* Prints "Name: value" into buf; returns the length or -1 when it does not fit. */
+static inline int cpj_header_print(const pjsip_hdr *hdr, char *buf, pj_size_t size) {
+    return pjsip_hdr_print_on((void *)hdr, buf, size);
+}
+
+/* The From header's URI of a received request. */
+static inline const pjsip_uri *cpj_rdata_from_uri(const pjsip_rx_data *rdata) {
+    return (rdata && rdata->msg_info.from) ? rdata->msg_info.from->uri : NULL;
+}
+
+/* ---- Threads: pj_thread_desc is an array typedef, awkward to allocate from Swift. ---- */
+
+static inline pj_size_t cpj_thread_desc_size(void) { return sizeof(pj_thread_desc); }
+
+static inline pj_status_t cpj_thread_register(const char *name, void *desc, pj_thread_t **thread) {
+    return pj_thread_register(name, (long *)desc, thread);
+}
+
+#endif

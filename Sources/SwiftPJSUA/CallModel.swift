@@ -1,0 +1,199 @@
+/// The INVITE session state of a call (RFC 3261 dialog states as pjsip names them).
+public enum CallState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Before an INVITE is sent or received.
+    case null
+    /// An INVITE was sent; no provisional response yet.
+    case calling
+    /// An INVITE was received and not yet answered.
+    case incoming
+    /// A provisional response (1xx with a To tag) was sent or received: an early dialog.
+    case early
+    /// A 2xx was sent or received; waiting for the ACK.
+    case connecting
+    /// The session is established (ACK sent or received).
+    case confirmed
+    /// The session ended. This is a call's one terminal state.
+    case disconnected
+
+    public var description: String { rawValue }
+
+    /// Whether this is the terminal state.
+    public var isTerminal: Bool { self == .disconnected }
+}
+
+/// Which side of the call this user agent is.
+public enum CallRole: String, Sendable, Hashable {
+    /// We sent the INVITE (UAC).
+    case caller
+    /// We received the INVITE (UAS).
+    case callee
+}
+
+/// The state of one media stream of a call (`pjsua_call_media_status`).
+public enum MediaStatus: String, Sendable, Hashable, CaseIterable {
+    /// Not active yet, or removed.
+    case none
+    /// Flowing both ways as negotiated.
+    case active
+    /// We put the stream on hold.
+    case localHold
+    /// The far end put the stream on hold.
+    case remoteHold
+    /// Media could not be set up.
+    case error
+}
+
+/// The direction a media stream carries audio (`pjmedia_dir`).
+public enum MediaDirection: String, Sendable, Hashable, CaseIterable {
+    /// Neither way (`inactive`).
+    case none
+    /// We send only (`sendonly`).
+    case send
+    /// We receive only (`recvonly`).
+    case receive
+    /// Both ways (`sendrecv`).
+    case sendReceive
+}
+
+/// The kind of a media stream in the SDP.
+public enum MediaType: String, Sendable, Hashable {
+    case audio
+    case video
+    case other
+}
+
+/// A snapshot of one media stream (one SDP `m=` line) of a call.
+public struct MediaStream: Sendable, Hashable {
+    /// The index of the `m=` line in the SDP, from 0.
+    public var index: Int
+    /// Audio, video or something else.
+    public var type: MediaType
+    /// Whether the stream is active or on hold.
+    public var status: MediaStatus
+    /// Which way audio flows.
+    public var direction: MediaDirection
+
+    public init(index: Int, type: MediaType, status: MediaStatus, direction: MediaDirection) {
+        self.index = index
+        self.type = type
+        self.status = status
+        self.direction = direction
+    }
+}
+
+/// A SIP name-address: an optional display-name and a URI, as in From, To and Contact.
+public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The display-name, unquoted and unescaped; `nil` when the header had none.
+    public var displayName: String?
+    /// The URI, for example `sip:alice@example.com`.
+    public var uri: String
+
+    public init(displayName: String? = nil, uri: String) {
+        self.displayName = displayName
+        self.uri = uri
+    }
+
+    /// Parses a name-addr or addr-spec as pjsip prints it:
+    /// `"Display \"Name\"" <sip:user@host>`, `Display <sip:user@host>` or `sip:user@host`.
+    /// The display-name is unquoted and its quoted-pairs (RFC 3261 §25.1) unescaped.
+    public init(parsing text: String) {
+        let chars = Array(text.trimmingWhitespace())
+        var display: String?
+        var index = 0
+        if chars.first == "\"" {
+            var name = ""
+            index = 1
+            while index < chars.count, chars[index] != "\"" {
+                if chars[index] == "\\", index + 1 < chars.count {
+                    index += 1
+                }
+                name.append(chars[index])
+                index += 1
+            }
+            display = name
+            index += 1
+        }
+        let rest = String(chars[min(index, chars.count)...])
+        if let open = rest.firstIndex(of: "<"), let close = rest.lastIndex(of: ">"), open < close {
+            let token = rest[..<open].trimmingWhitespace()
+            if display == nil, !token.isEmpty { display = token }
+            uri = String(rest[rest.index(after: open)..<close])
+        } else {
+            uri = rest.trimmingWhitespace()
+        }
+        displayName = display
+    }
+
+    public var description: String {
+        guard let displayName else { return "<\(uri)>" }
+        let escaped = displayName.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"")
+        return "\"\(escaped)\" <\(uri)>"
+    }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        var scalars = Substring(self).unicodeScalars[...]
+        while let first = scalars.first, first.properties.isWhitespace { scalars = scalars.dropFirst() }
+        while let last = scalars.last, last.properties.isWhitespace { scalars = scalars.dropLast() }
+        return String(String.UnicodeScalarView(scalars))
+    }
+
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for ch in self {
+            if ch == target { out += replacement } else { out.append(ch) }
+        }
+        return out
+    }
+}
+
+/// A snapshot of a call, converted from `pjsua_call_info` when it was taken.
+public struct CallInfo: Sendable, Hashable {
+    /// The call this snapshot describes.
+    public var call: Call
+    /// Whether we placed or received the call.
+    public var role: CallRole
+    /// The account the call belongs to.
+    public var account: Account?
+    /// The INVITE session state.
+    public var state: CallState
+    /// The SIP Call-ID header value, exactly as sent or received.
+    public var sipCallID: String
+    /// Our address (From for calls we place, To for calls we receive).
+    public var local: SIPAddress
+    /// The far end's address.
+    public var remote: SIPAddress
+    /// The far end's Contact URI, empty until known.
+    public var remoteContact: String
+    /// The last SIP status code seen on the INVITE session (100–699), 0 before any.
+    public var lastStatusCode: Int
+    /// The reason phrase that came with ``lastStatusCode``.
+    public var lastReason: String
+    /// Time since the call was confirmed (zero before).
+    public var connectDuration: Duration
+    /// Time since the call was created.
+    public var totalDuration: Duration
+    /// The call's media streams, in SDP order.
+    public var media: [MediaStream]
+    /// The negotiated audio codec, for example `opus/48000` or `PCMU/8000`; `nil` without audio.
+    public var audioCodec: String?
+}
+
+/// RTP and RTCP counters of one audio stream (`pjsua_call_get_stream_stat`).
+public struct StreamStatistics: Sendable, Hashable {
+    /// RTP packets sent.
+    public var packetsSent: UInt64
+    /// RTP payload bytes sent.
+    public var bytesSent: UInt64
+    /// RTP packets received.
+    public var packetsReceived: UInt64
+    /// RTP payload bytes received.
+    public var bytesReceived: UInt64
+    /// Packets lost on the receive side, as counted from sequence numbers.
+    public var packetsLost: UInt64
+    /// Current receive jitter.
+    public var jitter: Duration
+    /// The last round-trip time measured by RTCP; zero before the first report.
+    public var roundTripTime: Duration
+}

@@ -1,0 +1,138 @@
+/// Everything ``PJSUA/start(_:)`` needs. All properties have working defaults; construct
+/// with the memberwise initializer and change what you need.
+public struct Configuration: Sendable {
+    /// SIP transports to create, in order. Each one can carry a local account.
+    public var transports: [TransportConfiguration]
+    /// The `User-Agent` header value.
+    public var userAgent: String
+    /// pjsip log verbosity, 0 (off) to 6 (everything, including SIP messages at 4+).
+    public var logLevel: Int
+    /// Where log lines go; `nil` discards them.
+    public var logHandler: (any PJSUALogHandler)?
+    /// The most calls the engine holds at once, 1 up to the pjproject build's limit
+    /// (`PJSUA_MAX_CALLS`, 512 in the provisioned build). INVITEs beyond it are answered 486.
+    public var maxCalls: Int
+    /// Media settings.
+    public var media: MediaConfiguration
+
+    public init(
+        transports: [TransportConfiguration] = [TransportConfiguration()],
+        userAgent: String = "swift-pjsua",
+        logLevel: Int = 0,
+        logHandler: (any PJSUALogHandler)? = nil,
+        maxCalls: Int = 32,
+        media: MediaConfiguration = MediaConfiguration()
+    ) {
+        self.transports = transports
+        self.userAgent = userAgent
+        self.logLevel = logLevel
+        self.logHandler = logHandler
+        self.maxCalls = maxCalls
+        self.media = media
+    }
+}
+
+/// The kind of a SIP transport.
+public enum TransportType: String, Sendable, Hashable, CaseIterable {
+    /// UDP over IPv4.
+    case udp
+    /// TCP over IPv4.
+    case tcp
+    /// UDP over IPv6.
+    case udp6
+    /// TCP over IPv6.
+    case tcp6
+}
+
+/// One SIP transport to bind.
+public struct TransportConfiguration: Sendable, Hashable {
+    /// UDP or TCP, IPv4 or IPv6.
+    public var type: TransportType
+    /// The local address to bind, for example `127.0.0.1`; `nil` binds every interface.
+    public var bindAddress: String?
+    /// The local port; 0 picks any free port (read it back with ``PJSUA/transports()``).
+    public var port: UInt16
+
+    public init(type: TransportType = .udp, bindAddress: String? = nil, port: UInt16 = 5060) {
+        self.type = type
+        self.bindAddress = bindAddress
+        self.port = port
+    }
+}
+
+/// Which sound device the conference bridge uses when audio is active.
+public enum SoundDevice: Sendable, Hashable {
+    /// No hardware: a null device clocks the bridge (`pjsua_set_null_snd_dev`). For servers,
+    /// tests and machines without audio hardware.
+    case null
+    /// The system's default capture and playback devices (`pjsua_set_snd_dev`).
+    case systemDefault
+}
+
+/// When the sound device is attached to the conference bridge.
+public enum SoundDeviceActivation: Sendable, Hashable {
+    /// From `start` until `shutdown`.
+    case automatic
+    /// Only between ``PJSUA/activateAudioDevice()`` and ``PJSUA/deactivateAudioDevice()``;
+    /// no device at all otherwise (`pjsua_set_no_snd_dev`). For apps whose audio session
+    /// is owned by the system (CallKit's `didActivate`/`didDeactivate`): while no device
+    /// is attached the bridge is not clocked and no audio flows.
+    case byApp
+}
+
+/// Media settings of the engine.
+public struct MediaConfiguration: Sendable, Hashable {
+    /// The sound device.
+    public var soundDevice: SoundDevice
+    /// When the sound device is attached.
+    public var soundDeviceActivation: SoundDeviceActivation
+    /// The conference bridge's sampling rate in Hz (8000, 16000, 32000 or 48000).
+    public var clockRate: Int
+    /// Voice activity detection (silence suppression) on sent audio.
+    public var voiceActivityDetection: Bool
+    /// Local UDP ports for RTP and RTCP; each audio stream takes two consecutive ports.
+    public var rtpPorts: ClosedRange<UInt16>
+    /// The address RTP binds to and advertises in SDP (`c=`); `nil` uses the bind address
+    /// of the account's SIP transport, or every interface when that has none.
+    public var rtpAddress: String?
+
+    public init(
+        soundDevice: SoundDevice = .null,
+        soundDeviceActivation: SoundDeviceActivation = .automatic,
+        clockRate: Int = 16000,
+        voiceActivityDetection: Bool = false,
+        rtpPorts: ClosedRange<UInt16> = 4000...9999,
+        rtpAddress: String? = nil
+    ) {
+        self.soundDevice = soundDevice
+        self.soundDeviceActivation = soundDeviceActivation
+        self.clockRate = clockRate
+        self.voiceActivityDetection = voiceActivityDetection
+        self.rtpPorts = rtpPorts
+        self.rtpAddress = rtpAddress
+    }
+}
+
+/// A bound SIP transport, read back after start.
+public struct TransportInfo: Sendable, Hashable {
+    /// The handle to use with ``PJSUA/addLocalAccount(on:isDefault:)``.
+    public var transport: Transport
+    /// UDP or TCP, IPv4 or IPv6.
+    public var type: TransportType
+    /// The address the transport is bound to and advertises.
+    public var host: String
+    /// The bound port (the real one when 0 was configured).
+    public var port: UInt16
+}
+
+/// Receives pjsip's log lines.
+///
+/// Called on whichever thread pjsip logs from (the engine thread or one of pjsua's
+/// worker threads); implementations must be quick and must not call back into the engine.
+public protocol PJSUALogHandler: Sendable {
+    /// One log line, without its trailing newline.
+    /// - Parameters:
+    ///   - level: pjsip's level, 1 (error) to 6 (trace).
+    ///   - message: the text, with pjsip's time and sender prefix.
+    func log(level: Int, message: String)
+}

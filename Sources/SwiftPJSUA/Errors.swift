@@ -1,0 +1,90 @@
+/// An error reported by pjproject: a `pj_status_t` with the function that returned it.
+///
+/// The message is the `pj_strerror` text captured on the engine thread when the error
+/// was thrown. When the status encodes a SIP response (pjsip maps final responses to
+/// statuses), ``sipStatus`` holds that code (100–699).
+///
+/// Compare ``code`` with the named values to handle a specific failure:
+/// ```swift
+/// do { try await engine.makeCall(to: uri, from: account) }
+/// catch let error as PJSUAError where error.code == .tooMany { /* call limit */ }
+/// ```
+public struct PJSUAError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A pjproject status code. Named values are read from the linked pjproject, so they
+    /// stay right whatever the library version's error bases are.
+    public struct Code: RawRepresentable, Sendable, Hashable {
+        /// The raw `pj_status_t`.
+        public let rawValue: Int32
+        /// Wraps a raw `pj_status_t`.
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+    }
+
+    /// The status pjproject returned.
+    public var code: Code
+    /// The pjproject function that failed, for example `pjsua_call_make_call`.
+    public var function: String
+    /// pjproject's description of the status (`pj_strerror`), captured when thrown.
+    public var message: String
+    /// The SIP status code (100–699) when the status stands for a SIP response.
+    public var sipStatus: Int?
+
+    /// Creates an error from its parts; the engine fills these from pjproject.
+    public init(code: Code, function: String, message: String, sipStatus: Int? = nil) {
+        self.code = code
+        self.function = function
+        self.message = message
+        self.sipStatus = sipStatus
+    }
+
+    public var description: String {
+        var text = "\(function) failed: \(message) (status \(code.rawValue)"
+        if let sipStatus { text += ", SIP \(sipStatus)" }
+        return text + ")"
+    }
+}
+
+/// Misuse of the engine's lifecycle or of a handle, found before pjsua is called.
+///
+/// These are thrown by ``PJSUA`` methods; none of them traps or leaves the engine in a
+/// different state than before the call.
+public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The engine has not been started (or is still starting).
+    case notStarted
+    /// `start` was called on an engine that is running.
+    case alreadyStarted
+    /// The engine has been shut down; `start` it again to use it.
+    case shutDown
+    /// Another ``PJSUA`` instance is running in this process; pjsua is one per process.
+    case anotherEngineRunning
+    /// The call handle does not name a live call: it ended, or its slot now holds a newer call.
+    case unknownCall(Call)
+    /// The account handle does not name a live account.
+    case unknownAccount(Account)
+    /// The player or recorder handle does not name a live media port.
+    case unknownMediaPort
+    /// The string is not a valid SIP or SIPS URI.
+    case invalidURI(String)
+    /// The SIP status code is outside the range the operation accepts.
+    case invalidStatusCode(Int)
+    /// A configuration value is out of range; the text names it.
+    case invalidConfiguration(String)
+    /// The call is in a state where the operation is not allowed (for example answering
+    /// a call that is already confirmed).
+    case invalidCallState(Call, CallState)
+
+    public var description: String {
+        switch self {
+        case .notStarted: "the engine is not started"
+        case .alreadyStarted: "the engine is already started"
+        case .shutDown: "the engine has been shut down"
+        case .anotherEngineRunning: "another PJSUA engine is running in this process"
+        case .unknownCall(let call): "no live call for handle \(call)"
+        case .unknownAccount(let account): "no live account for handle \(account)"
+        case .unknownMediaPort: "no live player or recorder for that handle"
+        case .invalidURI(let uri): "not a valid SIP URI: \(uri)"
+        case .invalidStatusCode(let code): "SIP status code \(code) is not allowed here"
+        case .invalidConfiguration(let text): "invalid configuration: \(text)"
+        case .invalidCallState(let call, let state): "call \(call) is \(state)"
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Synchronization
+
+/// Fans engine events out to every subscriber, in one order, never dropping one.
+///
+/// Each subscriber gets an `AsyncStream` with an unbounded buffer: signalling events are
+/// never dropped, and a slow consumer only delays itself. The hub also enforces the call
+/// lifecycle contract: exactly one `disconnected` state per call, as that call's last
+/// event; events for a call that already ended are discarded.
+final class EventHub: Sendable {
+    private struct Subscriber {
+        let continuation: AsyncStream<PJSUAEvent>.Continuation
+        let filter: Call?
+    }
+
+    private struct State {
+        var subscribers: [UInt64: Subscriber] = [:]
+        var nextID: UInt64 = 0
+        var finished = false
+        /// Calls seen and not yet ended, with their last known Call-ID.
+        var liveCalls: [Call: String] = [:]
+        /// Generations of calls that have delivered their terminal event.
+        var endedCalls: Set<UInt64> = []
+    }
+
+    private let state = Mutex(State())
+
+    /// A new subscription that sees every event from now on, optionally only one call's.
+    /// A subscription to one call finishes right after that call's terminal event; every
+    /// subscription finishes when the engine shuts down.
+    func subscribe(call: Call? = nil) -> AsyncStream<PJSUAEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
+        let id: UInt64? = state.withLock { state in
+            if state.finished { return nil }
+            if let call, state.endedCalls.contains(call.generation) { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Subscriber(continuation: continuation, filter: call)
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Delivers `event` to every subscriber. Returns `false` when it was discarded (the
+    /// hub has finished, or the event is about a call that already ended).
+    @discardableResult
+    func emit(_ event: PJSUAEvent) -> Bool {
+        // Per-call subscriptions end after the terminal event; finishing runs their
+        // onTermination handler, which takes the lock, so it happens after unlocking.
+        var toFinish: [AsyncStream<PJSUAEvent>.Continuation] = []
+        defer { toFinish.forEach { $0.finish() } }
+        return state.withLock { state in
+            guard !state.finished else { return false }
+            if let call = event.call {
+                if state.endedCalls.contains(call.generation) { return false }
+                if case .callState(_, let callState, let sipCallID, _, _) = event {
+                    if callState.isTerminal {
+                        state.liveCalls.removeValue(forKey: call)
+                        state.endedCalls.insert(call.generation)
+                    } else {
+                        state.liveCalls[call] = sipCallID
+                    }
+                } else if case .incomingCall(_, _, let sipCallID, _, _) = event {
+                    state.liveCalls[call] = sipCallID
+                } else if state.liveCalls[call] == nil {
+                    state.liveCalls[call] = ""
+                }
+            }
+            for (id, subscriber) in state.subscribers {
+                if let filter = subscriber.filter {
+                    guard filter == event.call else { continue }
+                    subscriber.continuation.yield(event)
+                    if case .callState(_, let callState, _, _, _) = event, callState.isTerminal {
+                        toFinish.append(subscriber.continuation)
+                        state.subscribers.removeValue(forKey: id)
+                    }
+                } else {
+                    subscriber.continuation.yield(event)
+                }
+            }
+            return true
+        }
+    }
+
+    /// Whether the call has delivered its terminal event.
+    func hasEnded(_ call: Call) -> Bool {
+        state.withLock { $0.endedCalls.contains(call.generation) }
+    }
+
+    /// Calls that have been seen and have not ended, with their Call-IDs.
+    var liveCalls: [Call: String] {
+        state.withLock { $0.liveCalls }
+    }
+
+    /// Finishes every subscription; later subscriptions finish at once.
+    func finish() {
+        let subscribers = state.withLock { state in
+            state.finished = true
+            let subscribers = state.subscribers
+            state.subscribers = [:]
+            return subscribers
+        }
+        subscribers.values.forEach { $0.continuation.finish() }
+    }
+}

@@ -1,0 +1,41 @@
+/// An event from the engine.
+///
+/// Events are copied out of pjsua's callbacks into these values at the moment the callback
+/// runs, so every payload is a self-contained snapshot: a consumer that handles it late never
+/// needs to ask pjsua about a call or account that may be gone.
+public enum PJSUAEvent: Sendable, Hashable {
+    /// A REGISTER transaction finished (`on_reg_state2`).
+    /// - `active`: the account is registered now.
+    /// - `statusCode`: the final SIP status (100–699), or a pjsip-reported failure code
+    ///   such as 408 or 503 when no response came.
+    /// - `reason`: the reason phrase.
+    /// - `expiration`: the registration lifetime the registrar granted (zero when not registered).
+    case registrationState(account: Account, active: Bool, statusCode: Int, reason: String, expiration: Duration)
+
+    /// A new INVITE arrived and created a call (`on_incoming_call`).
+    /// - `sipCallID`: the INVITE's Call-ID header, exactly as received.
+    /// - `from`: the From header's display-name (unescaped) and URI.
+    /// - `offeredVideo`: the offer contained a video stream.
+    case incomingCall(account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool)
+
+    /// The call's INVITE session changed state (`on_call_state`). A call reports
+    /// ``CallState/disconnected`` exactly once, as its last state event.
+    /// - `lastStatus`: the last SIP status code (100–699), or 0 before any response.
+    /// - `reason`: the reason phrase of that status.
+    case callState(call: Call, state: CallState, sipCallID: String, lastStatus: Int, reason: String)
+
+    /// The call's media changed (`on_call_media_state`): negotiated, held, resumed or removed.
+    /// By the time this is delivered the engine has already connected each active or
+    /// remote-hold audio stream to the conference bridge.
+    case callMediaState(call: Call, media: [MediaStream])
+
+    /// The call this event is about, if any.
+    public var call: Call? {
+        switch self {
+        case .registrationState: nil
+        case .incomingCall(_, let call, _, _, _): call
+        case .callState(let call, _, _, _, _): call
+        case .callMediaState(let call, _): call
+        }
+    }
+}

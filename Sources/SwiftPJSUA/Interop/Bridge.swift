@@ -1,0 +1,190 @@
+import CPJSIP
+import Synchronization
+
+/// What pjsua's C callbacks can reach while an engine is running: the event hub, the engine
+/// thread (to hand work back to it) and the media links to keep. It holds no reference to
+/// the ``PJSUA`` actor.
+final class EngineBridge: Sendable {
+    let hub: EventHub
+    let executor: EngineExecutor
+    let logHandler: (any PJSUALogHandler)?
+    let media = Mutex(MediaPlan())
+    /// Whether calls' audio streams are linked to the sound device port (slot 0).
+    let linksSoundDevice: Bool
+
+    init(hub: EventHub, executor: EngineExecutor, logHandler: (any PJSUALogHandler)?, linksSoundDevice: Bool) {
+        self.hub = hub
+        self.executor = executor
+        self.logHandler = logHandler
+        self.linksSoundDevice = linksSoundDevice
+    }
+
+    /// The bridge of the engine that is running in this process, if any. pjsua is one per
+    /// process, so there is at most one.
+    static let current = Mutex<EngineBridge?>(nil)
+
+    static func active() -> EngineBridge? { current.withLock { $0 } }
+
+    /// Makes `bridge` the running engine's; `false` when another engine runs.
+    static func claim(_ bridge: EngineBridge) -> Bool {
+        current.withLock { current in
+            guard current == nil else { return false }
+            current = bridge
+            return true
+        }
+    }
+
+    /// Clears the running engine if it is `bridge`.
+    static func release(_ bridge: EngineBridge) {
+        current.withLock { current in
+            if current === bridge { current = nil }
+        }
+    }
+}
+
+/// Conference-bridge links the engine keeps for each call and re-applies on every
+/// media-state change (a re-INVITE can give the call a new conference slot).
+struct MediaPlan {
+    /// Ports that feed a call's transmitted audio (players), by call generation.
+    var sources: [UInt64: [pjsua_conf_port_id]] = [:]
+    /// Ports that receive a call's received audio (recorders), by call generation.
+    var sinks: [UInt64: [pjsua_conf_port_id]] = [:]
+    /// Players and recorders to destroy when the call ends, by call generation.
+    var players: [UInt64: [pjsua_player_id]] = [:]
+    var recorders: [UInt64: [pjsua_recorder_id]] = [:]
+
+    mutating func removeAll(for generation: UInt64) -> (players: [pjsua_player_id], recorders: [pjsua_recorder_id]) {
+        sources[generation] = nil
+        sinks[generation] = nil
+        let owned = (players[generation] ?? [], recorders[generation] ?? [])
+        players[generation] = nil
+        recorders[generation] = nil
+        return owned
+    }
+}
+
+/// Process-wide generation counter for call and account handles.
+let handleGenerations = Atomic<UInt64>(0)
+
+func nextGeneration() -> UInt64 {
+    handleGenerations.add(1, ordering: .relaxed).newValue
+}
+
+// MARK: - Handles stored in pjsua's per-call and per-account user data
+
+enum Handles {
+    /// The handle of the call in `slot`, giving the call a generation the first time it is
+    /// seen. pjsua clears user data when it resets a slot, so a reused slot gets a new one.
+    /// Runs on pjsua's threads inside callbacks (serialized per call by the dialog lock) or on
+    /// the engine thread.
+    static func call(_ slot: pjsua_call_id) -> Call {
+        let stored = UInt(bitPattern: pjsua_call_get_user_data(slot))
+        if stored != 0 { return Call(slot: slot, generation: UInt64(stored)) }
+        let generation = nextGeneration()
+        pjsua_call_set_user_data(slot, UnsafeMutableRawPointer(bitPattern: UInt(generation)))
+        return Call(slot: slot, generation: generation)
+    }
+
+    /// The slot of `call` if it still names a live call, else `nil`.
+    static func liveSlot(_ call: Call) -> pjsua_call_id? {
+        guard call.slot >= 0, call.slot < Int32(cpj_max_calls()), pjsua_call_is_active(call.slot) != 0 else {
+            return nil
+        }
+        let stored = UInt(bitPattern: pjsua_call_get_user_data(call.slot))
+        return UInt64(stored) == call.generation ? call.slot : nil
+    }
+
+    static func account(_ slot: pjsua_acc_id) -> Account {
+        let stored = UInt(bitPattern: pjsua_acc_get_user_data(slot))
+        if stored != 0 { return Account(slot: slot, generation: UInt64(stored)) }
+        let generation = nextGeneration()
+        pjsua_acc_set_user_data(slot, UnsafeMutableRawPointer(bitPattern: UInt(generation)))
+        return Account(slot: slot, generation: generation)
+    }
+
+    static func liveSlot(_ account: Account) -> pjsua_acc_id? {
+        guard account.slot >= 0, pjsua_acc_is_valid(account.slot) != 0 else { return nil }
+        let stored = UInt(bitPattern: pjsua_acc_get_user_data(account.slot))
+        return UInt64(stored) == account.generation ? account.slot : nil
+    }
+}
+
+// MARK: - C callbacks
+//
+// Free functions, installed in `pjsua_config.cb`. They run on pjsua's worker threads or on
+// the engine thread (when a pjsua call made there triggers them), never block and never
+// await: they copy what they need into Sendable values and hand them to the hub.
+
+func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_event>?) {
+    guard let bridge = EngineBridge.active() else { return }
+    let call = Handles.call(slot)
+    guard let info = Native.readCallInfo(slot, call: call) else { return }
+    bridge.hub.emit(.callState(
+        call: call, state: info.state, sipCallID: info.sipCallID,
+        lastStatus: info.lastStatusCode, reason: info.lastReason))
+    if info.state == .disconnected {
+        // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
+        let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
+        if !owned.players.isEmpty || !owned.recorders.isEmpty {
+            bridge.executor.post {
+                // pjsua may have been destroyed (and restarted, reusing ids) meanwhile.
+                guard EngineBridge.active() === bridge else { return }
+                Native.destroyMediaPorts(players: owned.players, recorders: owned.recorders)
+            }
+        }
+    }
+}
+
+func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?) {
+    guard let bridge = EngineBridge.active() else { return }
+    let call = Handles.call(slot)
+    guard let info = Native.readCallInfo(slot, call: call) else { return }
+    var from = info.remote
+    if let rdata, let uri = cpj_rdata_from_uri(rdata) {
+        // The From display-name as pjsip parsed it: unquoted, escapes intact.
+        let display = PJ.string(cpj_uri_display(uri))
+        if !display.isEmpty { from.displayName = SIPAddress(parsing: "\"\(display)\" <x>").displayName }
+    }
+    bridge.hub.emit(.incomingCall(
+        account: Handles.account(accountSlot), call: call, sipCallID: info.sipCallID,
+        from: from, offeredVideo: info.remoteVideoCount > 0))
+}
+
+func onCallMediaState(_ slot: pjsua_call_id) {
+    guard let bridge = EngineBridge.active() else { return }
+    let call = Handles.call(slot)
+    guard let info = Native.readCallInfo(slot, call: call) else { return }
+    Native.applyMediaLinks(bridge: bridge, call: call, info: info)
+    bridge.hub.emit(.callMediaState(call: call, media: info.media))
+}
+
+func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePointer<pjsua_reg_info>?) {
+    guard let bridge = EngineBridge.active() else { return }
+    var code = 0
+    var reason = ""
+    var expiration = 0
+    var renew = true
+    if let param = regInfo?.pointee.cbparam {
+        code = Int(param.pointee.code)
+        reason = PJ.string(param.pointee.reason)
+        expiration = Int(param.pointee.expiration)
+        if code == 0, param.pointee.status != cpj_success() {
+            // No response: pjsip reports a transport or timeout status instead.
+            code = Int(cpj_sip_code_from_status(param.pointee.status))
+            if code == 0 { code = 408 }
+            reason = PJ.describe(param.pointee.status)
+        }
+    }
+    if let regInfo { renew = regInfo.pointee.renew != 0 }
+    let active = renew && (200..<300).contains(code) && expiration > 0
+    bridge.hub.emit(.registrationState(
+        account: Handles.account(accountSlot), active: active, statusCode: code, reason: reason,
+        expiration: .seconds(active ? expiration : 0)))
+}
+
+func onLog(_ level: Int32, _ data: UnsafePointer<CChar>?, _ length: Int32) {
+    guard let data, length > 0, let handler = EngineBridge.active()?.logHandler else { return }
+    var text = String(decoding: UnsafeRawBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    while text.last == "\n" || text.last == "\r" { text.removeLast() }
+    handler.log(level: Int(level), message: text)
+}

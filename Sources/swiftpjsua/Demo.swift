@@ -1,0 +1,107 @@
+import Foundation
+import SwiftPJSUA
+import Synchronization
+
+/// `swiftpjsua demo`: the engine calls itself over loopback and checks that audio flowed.
+enum Demo {
+    static let toneFrequency = 1000.0
+
+    static func run(_ options: Options) async throws -> Int32 {
+        let printer = EventPrinter()
+        let engine = PJSUA()
+        let signals = SignalShutdown(engine: engine)
+        let workDir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("swiftpjsua-demo-\(getpid())", isDirectory: true)
+        try FileManager.default.createDirectory(at: workDir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: workDir) }
+        let toneFile = workDir.appendingPathComponent("tone-1khz.wav")
+        let recordingFile = workDir.appendingPathComponent("received.wav")
+        let config = try configuration(options: options, port: 0)
+        try WAVAudio.tone(frequency: toneFrequency, duration: .seconds(5), sampleRate: config.media.clockRate)
+            .write(to: toneFile)
+
+        let events = engine.events
+        try await engine.start(config)
+        guard let transport = try await engine.transports().first else { return 1 }
+        printer.line("engine started on udp \(transport.host):\(transport.port)")
+        let account = try await engine.addLocalAccount()
+        let target = "sip:demo@\(transport.host):\(transport.port)"
+        let caller = try await engine.makeCall(to: target, from: account)
+        printer.line("calling \(target)")
+
+        var names: [Call: String] = [caller: "caller"]
+        var callee: Call?
+        var ready: Set<Call> = []
+        var ended: Set<Call> = []
+        var audioStarted = false
+        var codec = "?"
+        let statistics = StatisticsBox()
+        // A bound on the whole demo: if something stalls, shut down and report failure.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(20))
+            printer.line("timed out")
+            await engine.shutdown()
+        }
+        for await event in events {
+            printer.event(event, names: names)
+            switch event {
+            case .incomingCall(_, let call, _, _, _):
+                callee = call
+                names[call] = "callee"
+                try await engine.answer(call, statusCode: 200)
+            case .callMediaState(let call, let media) where media.contains(where: \.isFlowingAudio):
+                ready.insert(call)
+            case .callState(let call, .disconnected, _, _, _):
+                ended.insert(call)
+            default:
+                break
+            }
+            if !audioStarted, let callee, ready.contains(caller), ready.contains(callee) {
+                audioStarted = true
+                codec = (try? await engine.callInfo(caller).audioCodec ?? "?") ?? "?"
+                try await engine.play(file: toneFile.path, into: caller)
+                try await engine.record(callee, to: recordingFile.path)
+                printer.line("playing a \(Int(toneFrequency)) Hz tone into the caller leg, recording the callee leg")
+                Task {
+                    try await Task.sleep(for: .seconds(3))
+                    let sent = try? await engine.streamStatistics(caller)
+                    let received = try? await engine.streamStatistics(callee)
+                    statistics.set(sent: sent, received: received)
+                    printer.line("hanging up")
+                    try? await engine.hangup(caller)
+                }
+            }
+            if let callee, ended.contains(caller), ended.contains(callee) { break }
+        }
+        watchdog.cancel()
+        await engine.shutdown()
+        if signals.received != nil { return 130 }
+
+        let (sent, received) = statistics.get()
+        out("")
+        out("codec: \(codec)")
+        out("rtp packets sent (caller): \(sent?.packetsSent ?? 0)")
+        out("rtp packets received (callee): \(received?.packetsReceived ?? 0)")
+        var detected = false
+        if let audio = try? WAVAudio(contentsOf: recordingFile) {
+            let analysis = ToneAnalysis(audio, frequency: toneFrequency)
+            detected = analysis.detected()
+            out(String(format: "recording: %.2f s, level %.1f dBFS, %.0f%% of energy at %.0f Hz, tone in %.2f s",
+                         Double(audio.samples.count) / Double(audio.sampleRate), analysis.levelDBFS,
+                         analysis.toneEnergyRatio * 100, toneFrequency,
+                         Double(analysis.toneBlocks) * 0.02))
+        } else {
+            out("recording: missing or unreadable")
+        }
+        let flowed = (received?.packetsReceived ?? 0) > 0
+        out("tone detected: \(detected && flowed ? "yes" : "no")")
+        return detected && flowed ? 0 : 1
+    }
+}
+
+/// Statistics taken just before the hangup, handed back to the event loop.
+final class StatisticsBox: Sendable {
+    private let value = Mutex<(StreamStatistics?, StreamStatistics?)>((nil, nil))
+    func set(sent: StreamStatistics?, received: StreamStatistics?) { value.withLock { $0 = (sent, received) } }
+    func get() -> (StreamStatistics?, StreamStatistics?) { value.withLock { $0 } }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import SwiftPJSUA
+
+/// `swiftpjsua call URI`: places one call; exit 0 when it was confirmed and ended normally.
+enum Dial {
+    static func run(_ options: Options) async throws -> Int32 {
+        guard options.positionals.count == 1, let uri = options.positionals.first else {
+            throw UsageError(message: "call needs exactly one URI")
+        }
+        let port = try options.int("port", in: 0...65535) ?? 0
+        let hangupAfter = try options.seconds("hangup-after")
+        let play = options.string("play")
+        let record = options.string("record")
+        let printer = EventPrinter()
+        let engine = PJSUA()
+        let signals = SignalShutdown(engine: engine)
+        let events = engine.events
+        try await engine.start(configuration(options: options, port: UInt16(port)))
+        let account = try await engine.addLocalAccount()
+        let call: Call
+        do {
+            call = try await engine.makeCall(to: uri, from: account)
+        } catch let error as PJSUAUsageError {
+            throw UsageError(message: error.description)
+        }
+        printer.line("calling \(uri)")
+        var confirmed = false
+        var attached = false
+        var finalStatus = 0
+        var finalReason = ""
+        var weHungUp = false
+        for await event in events where event.call == call {
+            printer.event(event)
+            switch event {
+            case .callMediaState(_, let media) where media.contains(where: \.isFlowingAudio) && !attached:
+                attached = true
+                if let play { try await engine.play(file: play, into: call) }
+                if let record { try await engine.record(call, to: record) }
+            case .callState(_, .confirmed, _, _, _):
+                confirmed = true
+                if let hangupAfter {
+                    Task {
+                        try await Task.sleep(for: hangupAfter)
+                        printer.line("hanging up")
+                        try? await engine.hangup(call)
+                    }
+                    weHungUp = true
+                }
+            case .callState(_, .disconnected, _, let status, let reason):
+                finalStatus = status
+                finalReason = reason
+            default:
+                break
+            }
+            if case .callState(_, .disconnected, _, _, _) = event { break }
+        }
+        await engine.shutdown()
+        out("final status: \(finalStatus) \(finalReason)")
+        if signals.received != nil { return 130 }
+        _ = weHungUp
+        return confirmed && (200..<300).contains(finalStatus) ? 0 : 1
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import SwiftPJSUA
+
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let common: Set<String> = ["log-level", "bind"]
+
+func fail(_ error: UsageError) -> Never {
+    FileHandle.standardError.write(Data("swiftpjsua: \(error.message)\n\n\(usage)\n".utf8))
+    exit(64)
+}
+
+guard let command = arguments.first else { fail(UsageError(message: "no command")) }
+let rest = Array(arguments.dropFirst())
+do {
+    let status: Int32
+    switch command {
+    case "demo":
+        status = try await Demo.run(Options(rest, valued: common))
+    case "listen":
+        status = try await Listen.run(Options(
+            rest, valued: common.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])))
+    case "call":
+        status = try await Dial.run(Options(
+            rest, valued: common.union(["port", "play", "record", "hangup-after"])))
+    case "help", "--help", "-h":
+        out(usage)
+        status = 0
+    default:
+        fail(UsageError(message: "unknown command \(command)"))
+    }
+    exit(status)
+} catch let error as UsageError {
+    fail(error)
+} catch {
+    FileHandle.standardError.write(Data("swiftpjsua: \(error)\n".utf8))
+    exit(1)
+}
