@@ -147,10 +147,25 @@ public actor PJSUA {
         guard case .running(let runtime) = lifecycle else { return }
         lifecycle = .stopping
         let hub = runtime.bridge.hub
+        let clock = ContinuousClock()
+        let start = clock.now
         if !hub.liveCalls.isEmpty {
             let stream = hub.subscribe()
             Native.hangupAll()
-            await Self.waitUntil(deadline: deadline, events: stream) { hub.liveCalls.isEmpty }
+            await Self.waitUntil(deadline: deadline, events: stream) { _ in hub.liveCalls.isEmpty }
+        }
+        let registered = Native.registeredAccounts()
+        if !registered.isEmpty {
+            let pending = RegistrationSet(registered)
+            let stream = hub.subscribe()
+            for account in registered {
+                if (try? Native.unregister(account.slot)) == nil { pending.remove(account) }
+            }
+            let remaining = max(.milliseconds(200), deadline - (clock.now - start))
+            await Self.waitUntil(deadline: remaining, events: stream) { event in
+                if case .registrationState(let account, false, _, _, _) = event { pending.remove(account) }
+                return pending.isEmpty
+            }
         }
         Native.destroy()
         for (call, sipCallID) in hub.liveCalls {
@@ -163,14 +178,23 @@ public actor PJSUA {
         lifecycle = .shutDown
     }
 
-    /// Waits until `condition` holds, re-checking after each event, or until the deadline.
+    /// Accounts waiting for their unregistration to finish during shutdown.
+    private final class RegistrationSet: Sendable {
+        private let pending: Mutex<Set<Account>>
+        init(_ accounts: [Account]) { pending = Mutex(Set(accounts)) }
+        func remove(_ account: Account) { _ = pending.withLock { $0.remove(account) } }
+        var isEmpty: Bool { pending.withLock { $0.isEmpty } }
+    }
+
+    /// Waits until `condition` holds, checking it first with `nil` and then with each event,
+    /// or until the deadline. The condition runs off the engine thread: it must not touch pjsua.
     private static func waitUntil(
-        deadline: Duration, events: AsyncStream<PJSUAEvent>, _ condition: @escaping @Sendable () -> Bool
+        deadline: Duration, events: AsyncStream<PJSUAEvent>, _ condition: @escaping @Sendable (PJSUAEvent?) -> Bool
     ) async {
-        if condition() { return }
+        if condition(nil) { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in events where condition() { return }
+                for await event in events where condition(event) { return }
             }
             group.addTask { try? await Task.sleep(for: deadline) }
             await group.next()

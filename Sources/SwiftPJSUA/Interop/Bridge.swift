@@ -148,6 +148,11 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
     bridge.hub.emit(.incomingCall(
         account: Handles.account(accountSlot), call: call, sipCallID: info.sipCallID,
         from: from, offeredVideo: info.remoteVideoCount > 0))
+    // pjsua reports state changes only; the call's first state is reported here so that
+    // a call's state events always start with INCOMING (or CALLING).
+    bridge.hub.emit(.callState(
+        call: call, state: .incoming, sipCallID: info.sipCallID,
+        lastStatus: info.lastStatusCode, reason: info.lastReason))
 }
 
 func onCallMediaState(_ slot: pjsua_call_id) {

@@ -83,15 +83,35 @@ enum Native {
             }
             return transports
         } catch {
-            pjsua_destroy()
+            destroy()
             throw error
         }
     }
 
-    /// Hangs up any remaining calls and destroys pjsua (`pjsua_destroy`): unregisters
-    /// accounts, closes transports and the sound device.
+    /// Destroys pjsua: hangs up what is left, closes transports and the sound device.
+    /// The engine has already ended calls and unregistered accounts with its own deadline,
+    /// so pjsua is told not to wait for more responses (`PJSUA_DESTROY_NO_RX_MSG`), which
+    /// also skips its fixed one-second pause.
     static func destroy() {
-        pjsua_destroy()
+        pjsua_destroy2(UInt32(PJSUA_DESTROY_NO_RX_MSG.rawValue))
+    }
+
+    /// Accounts with a live registration.
+    static func registeredAccounts() -> [Account] {
+        var slots = [pjsua_acc_id](repeating: 0, count: Int(cpj_max_accounts()))
+        var count = UInt32(slots.count)
+        guard pjsua_enum_accs(&slots, &count) == cpj_success() else { return [] }
+        return slots.prefix(Int(count)).compactMap { slot in
+            var info = pjsua_acc_info()
+            guard pjsua_acc_get_info(slot, &info) == cpj_success() else { return nil }
+            return info.has_registration != 0 && info.expires > 0 && info.status.rawValue / 100 == 2
+                ? Handles.account(slot) : nil
+        }
+    }
+
+    /// Sends REGISTER with expires 0 for the account. Wraps `pjsua_acc_set_registration`.
+    static func unregister(_ slot: pjsua_acc_id) throws(PJSUAError) {
+        try PJ.check(pjsua_acc_set_registration(slot, 0), "pjsua_acc_set_registration")
     }
 
     static func hangupAll() {

@@ -1,0 +1,51 @@
+import Foundation
+import SwiftPJSUA
+
+/// A running engine on 127.0.0.1 with a local account, for one test.
+public struct EngineHarness: Sendable {
+    public let engine: PJSUA
+    public let log: EventLog
+    public let account: Account
+    public let transport: TransportInfo
+
+    /// `sip:user@127.0.0.1:port` of this engine's transport.
+    public func uri(_ user: String = "engine") -> String { "sip:\(user)@\(transport.host):\(transport.port)" }
+
+    /// Starts an engine on a free UDP port of 127.0.0.1 with the null sound device, runs
+    /// `body`, and shuts the engine down whatever happens.
+    public static func run<R: Sendable>(
+        maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
+        _ body: (EngineHarness) async throws -> R
+    ) async throws -> R {
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        try await engine.start(Configuration(
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
+            logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls))
+        do {
+            let account = try await engine.addLocalAccount()
+            guard let transport = try await engine.transports().first else {
+                throw TimedOut(what: "a transport", seen: [])
+            }
+            let harness = EngineHarness(engine: engine, log: log, account: account, transport: transport)
+            let result = try await body(harness)
+            await engine.shutdown()
+            return result
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+    }
+
+    /// Polls `condition` on the engine every 20 ms until it holds or the deadline passes.
+    /// For counters that have no event (RTP statistics), never for call signalling.
+    public func poll(
+        _ what: String, timeout: Duration = .seconds(10), until condition: (PJSUA) async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try await !condition(engine) {
+            guard ContinuousClock.now < deadline else { throw TimedOut(what: what, seen: log.events.map { "\($0)" }) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Synchronization
+
+/// Paths inside this repository.
+public enum Repository {
+    /// The repository's root folder.
+    public static let root: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }()
+
+    /// A sipp scenario kept in `Tests/Scenarios`.
+    public static func scenario(_ name: String) -> String {
+        root.appendingPathComponent("Tests/Scenarios/\(name)").path
+    }
+
+    /// The `swiftpjsua` tool built next to the tests.
+    public static var tool: URL {
+        let candidates = ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/swiftpjsua") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+}
+
+/// A fresh temporary folder, removed by ``remove()``.
+public struct TemporaryFolder: Sendable {
+    public let url: URL
+
+    public init(_ prefix: String = "swiftpjsua-test") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    public func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    public func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Local ports for peers.
+public enum FreePort {
+    /// A UDP port on 127.0.0.1 that nothing is bound to right now (the kernel's choice for
+    /// port 0). Another process could take it before the peer binds; tests on one machine
+    /// with ports from the ephemeral range rarely collide.
+    public static func udp() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        return bound ? UInt16(bigEndian: address.sin_port) : 0
+    }
+
+    /// Whether a UDP port on 127.0.0.1 is bound by some process.
+    public static func isUDPBound(_ port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        return result != 0 && errno == EADDRINUSE
+    }
+}
+
+/// A child process (a SIP peer) with its output captured to files.
+public final class PeerProcess: Sendable {
+    public let name: String
+    public let outputFile: URL
+    private let process: Process
+    private let exit = ExitStatus()
+    private let exited = AsyncStream<Int32>.makeStream()
+
+    /// Launches `executable` with `arguments` in its own process group.
+    public init(_ name: String, executable: String, arguments: [String], folder: TemporaryFolder) throws {
+        self.name = name
+        outputFile = folder.file("\(name).out")
+        _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: outputFile)
+        let process = Process()
+        // setsid gives the peer its own process group, so stop() ends its children too.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = [executable] + arguments
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        let (_, continuation) = (exited.stream, exited.continuation)
+        let exitBox = exit
+        process.terminationHandler = { process in
+            exitBox.set(process.terminationStatus)
+            continuation.yield(process.terminationStatus)
+            continuation.finish()
+        }
+        self.process = process
+        try process.run()
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+
+    /// The exit status, once the process has exited.
+    public var exitStatus: Int32? { exit.value }
+
+    /// Waits for the process to exit by itself.
+    /// - Throws: ``TimedOut`` (after stopping the process) when it runs past `timeout`.
+    @discardableResult
+    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        if let status = exitStatus { return status }
+        let stream = exited.stream
+        let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
+            group.addTask {
+                for await status in stream { return status }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        if let status = status ?? exitStatus { return status }
+        stop()
+        throw TimedOut(what: "\(name) to exit", seen: [output])
+    }
+
+    /// Ends the process group (SIGTERM, then SIGKILL if it lingers).
+    public func stop() {
+        guard exitStatus == nil, process.isRunning else { return }
+        let group = -process.processIdentifier
+        kill(group, SIGTERM)
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(group, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Everything the process printed so far.
+    public var output: String {
+        (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+    }
+
+    deinit { stop() }
+}
+
+/// A process's exit status, set once by the termination handler.
+final class ExitStatus: Sendable {
+    private let status = Mutex<Int32?>(nil)
+    func set(_ value: Int32) { status.withLock { $0 = value } }
+    var value: Int32? { status.withLock { $0 } }
+}

@@ -1,0 +1,179 @@
+import Foundation
+
+/// What sipp counted for a run.
+public struct SippResult: Sendable, CustomStringConvertible {
+    /// sipp's exit status: 0 when every call succeeded.
+    public var exitStatus: Int32
+    /// `SuccessfulCall(C)` from the statistics file.
+    public var successfulCalls: Int
+    /// `FailedCall(C)` from the statistics file.
+    public var failedCalls: Int
+    /// sipp's screen output, for failure messages.
+    public var output: String
+
+    public var description: String {
+        "sipp exit \(exitStatus), \(successfulCalls) successful, \(failedCalls) failed\n\(output.suffix(3000))"
+    }
+}
+
+/// A sipp process on 127.0.0.1 playing one scenario.
+public final class Sipp: Sendable {
+    public let process: PeerProcess
+    /// The local SIP port sipp listens and sends on.
+    public let port: UInt16
+    let statsFile: URL
+    let messageFile: URL
+
+    /// Where to send requests to reach this sipp.
+    public var uri: String { "sip:service@127.0.0.1:\(port)" }
+
+    private init(process: PeerProcess, port: UInt16, statsFile: URL, messageFile: URL) {
+        self.process = process
+        self.port = port
+        self.statsFile = statsFile
+        self.messageFile = messageFile
+    }
+
+    /// Starts sipp.
+    /// - Parameters:
+    ///   - scenario: a built-in scenario name (`uas`, `uac`) or a file in `Tests/Scenarios`.
+    ///   - remote: the `host:port` to send to (for UAC scenarios).
+    ///   - calls: stop after this many calls (`-m`).
+    ///   - extra: more sipp arguments (`-r`, `-l`, `-d`, `-key`…).
+    /// Waits until sipp has bound its SIP port.
+    public static func start(
+        scenario: String, remote: String? = nil, calls: Int = 1, extra: [String] = [],
+        folder: TemporaryFolder, timeout: Duration = .seconds(60)
+    ) async throws -> Sipp {
+        let port = FreePort.udp()
+        let statsFile = folder.file("sipp-\(port).csv")
+        let messageFile = folder.file("sipp-\(port)-messages.log")
+        var arguments: [String] = []
+        if scenario.hasSuffix(".xml") {
+            arguments += ["-sf", Repository.scenario(scenario)]
+        } else {
+            arguments += ["-sn", scenario]
+        }
+        if let remote { arguments.append(remote) }
+        let seconds = Int(timeout.components.seconds)
+        arguments += [
+            "-i", "127.0.0.1", "-mi", "127.0.0.1", "-p", String(port), "-m", String(calls), "-nostdin",
+            "-trace_stat", "-stf", statsFile.path, "-fd", "1",
+            "-trace_msg", "-message_file", messageFile.path,
+            "-timeout", "\(seconds)s", "-timeout_error",
+        ] + extra
+        let process = try PeerProcess(
+            "sipp-\(scenario)-\(port)", executable: "/usr/bin/sipp", arguments: arguments, folder: folder)
+        let sipp = Sipp(process: process, port: port, statsFile: statsFile, messageFile: messageFile)
+        try await sipp.waitUntilBound()
+        return sipp
+    }
+
+    /// Readiness probe: sipp has bound its port (or already exited, e.g. a short UAC run).
+    private func waitUntilBound() async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FreePort.isUDPBound(port) {
+            if process.exitStatus != nil { return }
+            guard ContinuousClock.now < deadline else {
+                process.stop()
+                throw TimedOut(what: "sipp to bind port \(port)", seen: [process.output])
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Waits for sipp to finish its calls and reads its counters.
+    public func finish(timeout: Duration = .seconds(60)) async throws -> SippResult {
+        let status = try await process.waitForExit(timeout: timeout)
+        let (successful, failed) = counters()
+        return SippResult(exitStatus: status, successfulCalls: successful, failedCalls: failed, output: process.output)
+    }
+
+    /// Stops sipp without waiting for its calls.
+    public func stop() { process.stop() }
+
+    /// The last line of sipp's statistics CSV: successful and failed call counts.
+    func counters() -> (Int, Int) {
+        guard let text = try? String(contentsOf: statsFile, encoding: .utf8) else { return (-1, -1) }
+        let lines = text.split(whereSeparator: \.isNewline)
+        guard let header = lines.first, let last = lines.last, lines.count >= 2 else { return (-1, -1) }
+        let names = header.split(separator: ";", omittingEmptySubsequences: false)
+        let values = last.split(separator: ";", omittingEmptySubsequences: false)
+        func value(_ name: String) -> Int {
+            guard let index = names.firstIndex(where: { $0 == name }), index < values.count else { return -1 }
+            return Int(values[index]) ?? -1
+        }
+        return (value("SuccessfulCall(C)"), value("FailedCall(C)"))
+    }
+
+    /// The SIP messages sipp sent and received, as logged by `-trace_msg`.
+    public var messages: String {
+        (try? String(contentsOf: messageFile, encoding: .utf8)) ?? ""
+    }
+
+    /// Call-ID header values of the INVITEs sipp sent, in order.
+    public var sentInviteCallIDs: [String] {
+        messageBlocks.filter { $0.direction == .sent && $0.firstLine.hasPrefix("INVITE ") }
+            .compactMap { $0.header("Call-ID") }
+    }
+
+    /// Status codes of the responses sipp received, in order.
+    public var receivedStatusCodes: [Int] {
+        messageBlocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("SIP/2.0 ") }
+            .compactMap { Int($0.firstLine.split(separator: " ")[1]) }
+    }
+
+    /// Request methods sipp received, in order.
+    public var receivedRequests: [String] {
+        messageBlocks.filter { $0.direction == .received && !$0.firstLine.hasPrefix("SIP/2.0") }
+            .compactMap { $0.firstLine.split(separator: " ").first.map(String.init) }
+    }
+
+    /// One logged message.
+    public struct LoggedMessage: Sendable {
+        public enum Direction: Sendable { case sent, received }
+        public var direction: Direction
+        public var lines: [String]
+        public var firstLine: String { lines.first ?? "" }
+        public func header(_ name: String) -> String? {
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                if line[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() {
+                    return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// sipp's message log, split into messages. Each starts with a line of dashes and a
+    /// time stamp, then `UDP message sent (N bytes):` or `UDP message received [N] bytes :`.
+    public var messageBlocks: [LoggedMessage] {
+        var blocks: [LoggedMessage] = []
+        var current: LoggedMessage?
+        var expectingDirection = false
+        // SIP lines end in CRLF, which Swift treats as one Character: split on newlines.
+        for raw in messages.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+            let line = String(raw)
+            if line.hasPrefix("--------------------") {
+                if let block = current { blocks.append(block) }
+                current = nil
+                expectingDirection = true
+                continue
+            }
+            if expectingDirection {
+                if line.contains("message sent") {
+                    current = LoggedMessage(direction: .sent, lines: [])
+                } else if line.contains("message received") {
+                    current = LoggedMessage(direction: .received, lines: [])
+                }
+                expectingDirection = false
+                continue
+            }
+            if current?.lines.isEmpty == true, line.isEmpty { continue }
+            current?.lines.append(line)
+        }
+        if let block = current { blocks.append(block) }
+        return blocks
+    }
+}
