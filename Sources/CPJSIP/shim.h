@@ -100,6 +100,28 @@ static inline const pjsip_uri *cpj_rdata_from_uri(const pjsip_rx_data *rdata) {
     return (rdata && rdata->msg_info.from) ? rdata->msg_info.from->uri : NULL;
 }
 
+/* ---- Account configuration: fixed-size arrays and pjlib lists inside pjsua_acc_config. ---- */
+
+static inline unsigned cpj_acc_max_credentials(void) { return PJSUA_ACC_MAX_PROXIES; }
+static inline unsigned cpj_acc_max_proxies(void) { return PJSUA_ACC_MAX_PROXIES; }
+
+static inline pjsip_cred_info *cpj_acc_credential(pjsua_acc_config *cfg, unsigned index) {
+    return index < PJSUA_ACC_MAX_PROXIES ? &cfg->cred_info[index] : NULL;
+}
+
+static inline void cpj_acc_set_proxy(pjsua_acc_config *cfg, unsigned index, pj_str_t uri) {
+    if (index < PJSUA_ACC_MAX_PROXIES) cfg->proxy[index] = uri;
+}
+
+/* pj_list_push_back may be an inline function or a macro depending on PJ_FUNCTIONS_ARE_INLINED. */
+static inline void cpj_acc_add_register_header(pjsua_acc_config *cfg, pj_pool_t *pool, pj_str_t name, pj_str_t value) {
+    pjsip_generic_string_hdr *hdr = pjsip_generic_string_hdr_create(pool, &name, &value);
+    if (hdr) pj_list_push_back(&cfg->reg_hdr_list, hdr);
+}
+
+static inline pj_uint32_t cpj_cred_plain_password(void) { return PJSIP_CRED_DATA_PLAIN_PASSWD; }
+static inline pj_uint32_t cpj_cred_digest(void) { return PJSIP_CRED_DATA_DIGEST; }
+
 /* ---- Threads: pj_thread_desc is an array typedef, awkward to allocate from Swift. ---- */
 
 static inline pj_size_t cpj_thread_desc_size(void) { return sizeof(pj_thread_desc); }
