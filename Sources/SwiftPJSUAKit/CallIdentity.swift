@@ -1,0 +1,40 @@
+import Foundation
+import SwiftPJSUA
+
+/// The one UUID that names a logical call across a VoIP push and its SIP INVITE.
+///
+/// Resolution order: the UUID the server put in the push or the INVITE; else a name-based
+/// UUID (version 5, RFC 4122 §4.3) of the exact SIP Call-ID under ``namespace``, so the push
+/// and the INVITE of one call map to the same UUID without talking to each other; else a
+/// random UUID.
+public enum CallIdentity {
+    /// The namespace for Call-ID-derived UUIDs. Fixed forever: changing it would give the
+    /// same call different UUIDs in different app versions.
+    /// `3C1F9A62-5A7E-4D0B-9F43-7E2C6B8D1A95`.
+    public static let namespace = UUID(uuid: (
+        0x3C, 0x1F, 0x9A, 0x62, 0x5A, 0x7E, 0x4D, 0x0B, 0x9F, 0x43, 0x7E, 0x2C, 0x6B, 0x8D, 0x1A, 0x95))
+
+    /// The call's UUID.
+    /// - Parameters:
+    ///   - serverUUID: a UUID the server supplied, used as is.
+    ///   - sipCallID: the Call-ID header value, compared byte for byte (no trimming or case folding).
+    public static func uuid(serverUUID: UUID? = nil, sipCallID: String? = nil) -> UUID {
+        if let serverUUID { return serverUUID }
+        if let sipCallID, !sipCallID.isEmpty { return UUID.nameBased(namespace: namespace, name: sipCallID) }
+        return UUID()
+    }
+}
+
+extension UUID {
+    /// A name-based UUID, version 5 (SHA-1), as RFC 4122 §4.3 defines it.
+    public static func nameBased(namespace: UUID, name: String) -> UUID {
+        var bytes = withUnsafeBytes(of: namespace.uuid) { Array($0) }
+        bytes.append(contentsOf: Array(name.utf8))
+        var hash = Array(SHA1.hash(bytes).prefix(16))
+        hash[6] = (hash[6] & 0x0F) | 0x50  // version 5
+        hash[8] = (hash[8] & 0x3F) | 0x80  // RFC 4122 variant
+        return UUID(uuid: (
+            hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7],
+            hash[8], hash[9], hash[10], hash[11], hash[12], hash[13], hash[14], hash[15]))
+    }
+}
