@@ -98,15 +98,7 @@ enum Native {
 
     /// Accounts with a live registration.
     static func registeredAccounts() -> [Account] {
-        var slots = [pjsua_acc_id](repeating: 0, count: Int(cpj_max_accounts()))
-        var count = UInt32(slots.count)
-        guard pjsua_enum_accs(&slots, &count) == cpj_success() else { return [] }
-        return slots.prefix(Int(count)).compactMap { slot in
-            var info = pjsua_acc_info()
-            guard pjsua_acc_get_info(slot, &info) == cpj_success() else { return nil }
-            return info.has_registration != 0 && info.expires > 0 && info.status.rawValue / 100 == 2
-                ? Handles.account(slot) : nil
-        }
+        accounts().filter { (try? accountInfo($0).isRegistered) == true }
     }
 
     /// Sends REGISTER with expires 0 for the account. Wraps `pjsua_acc_set_registration`.
