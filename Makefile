@@ -5,7 +5,7 @@
 SWIFT ?= swift
 CONFIG ?= debug
 
-.PHONY: all provision build demo test bench format clean
+.PHONY: all provision build demo test format clean
 
 all: build
 

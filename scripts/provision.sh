@@ -70,7 +70,7 @@ fi
 if have_pjproject; then
     say "pjproject $(pkg-config --modversion libpjproject) found by pkg-config: nothing to build"
     [ -x "$prefix/bin/pjsua" ] || command -v pjsua >/dev/null \
-        || say "note: no C 'pjsua' app on PATH; only 'make bench' needs it"
+        || say "note: no C 'pjsua' app on PATH; only the benchmarks need it"
     exit 0
 fi
 

@@ -94,3 +94,11 @@ extension MediaStream {
 func errorLine(_ error: Error) -> String {
     "error: \(error)"
 }
+
+/// A `--play` file must exist before anything is dialled or answered.
+func requireReadable(_ file: String?) throws(UsageError) {
+    guard let file else { return }
+    guard FileManager.default.isReadableFile(atPath: file) else {
+        throw UsageError(message: "--play: cannot read \(file)")
+    }
+}

@@ -11,6 +11,7 @@ enum Dial {
         let hangupAfter = try options.seconds("hangup-after")
         let play = options.string("play")
         let record = options.string("record")
+        try requireReadable(play)
         let printer = EventPrinter()
         let engine = PJSUA()
         let signals = SignalShutdown(engine: engine)

@@ -74,6 +74,12 @@ let usage = """
       call URI                     place a call; exit 0 when it was confirmed and ended
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
 
+      help                         this text
+
     options for every command:
+      --bind ADDR                  local address for SIP and RTP (default 127.0.0.1)
       --log-level N                pjsip log lines (0-6) to standard error
+
+    WAV files are 16-bit PCM; a call to an address where nothing answers ends after
+    SIP's 32 s transaction timeout with 408.
     """

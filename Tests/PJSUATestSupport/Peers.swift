@@ -88,15 +88,18 @@ public final class PeerProcess: Sendable {
     private let exited = AsyncStream<Int32>.makeStream()
 
     /// Launches `executable` with `arguments` in its own process group.
-    public init(_ name: String, executable: String, arguments: [String], folder: TemporaryFolder) throws {
+    public init(
+        _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300
+    ) throws {
         self.name = name
         outputFile = folder.file("\(name).out")
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: outputFile)
         let process = Process()
-        // setsid gives the peer its own process group, so stop() ends its children too.
+        // setsid gives the peer its own process group, so stop() ends its children too;
+        // timeout bounds its life even if the test process dies without stopping it.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = [executable] + arguments
+        process.arguments = ["/usr/bin/timeout", "--kill-after=5", String(lifetimeSeconds), executable] + arguments
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice

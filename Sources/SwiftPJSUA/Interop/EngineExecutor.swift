@@ -8,8 +8,7 @@ import Synchronization
 /// uses this executor as its `unownedExecutor`, so all actor-isolated code, and with it
 /// every pjsua call the engine makes, runs on this one thread in FIFO order.
 ///
-/// The thread calls `pj_init()` once when it starts (pjlib's reference count keeps the
-/// library alive across `pjsua_destroy()`/`pjsua_create()` restarts) and registers
+/// The thread makes sure PJLIB is initialized (once per process, see ``PJLib``) and registers
 /// itself with a `pj_thread_desc` that is allocated here and freed only after the
 /// thread has exited, so it outlives the thread as PJLIB requires.
 final class EngineExecutor: SerialExecutor, @unchecked Sendable {
@@ -61,9 +60,7 @@ final class EngineExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     private func run() {
-        // pj_init logs a banner at level 4; the engine's log settings are applied at start.
-        pj_log_set_level(0)
-        var status = pj_init()
+        var status = PJLib.initialize()
         if status == cpj_success(), pj_thread_is_registered() == 0 {
             var handle: OpaquePointer?
             status = name.withCString { cpj_thread_register($0, descriptor, &handle) }
@@ -96,7 +93,6 @@ final class EngineExecutor: SerialExecutor, @unchecked Sendable {
             case .block(let block): block()
             }
         }
-        if status == cpj_success() { pj_shutdown() }
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
@@ -152,5 +148,26 @@ final class EngineExecutor: SerialExecutor, @unchecked Sendable {
 
     func isIsolatingCurrentContext() -> Bool? {
         isOnEngineThread
+    }
+}
+
+/// PJLIB's process-wide initialization.
+///
+/// `pj_init` is not safe to call from two threads at once (it registers the calling thread
+/// with a static descriptor), so the first engine thread calls it under a lock and nothing
+/// ever calls the matching `pj_shutdown`: the reference it holds keeps PJLIB alive across
+/// `pjsua_destroy`/`pjsua_create` restarts and while several executors come and go.
+enum PJLib {
+    private static let status = Mutex<pj_status_t?>(nil)
+
+    static func initialize() -> pj_status_t {
+        status.withLock { status in
+            if let status { return status }
+            // pj_init logs a banner at level 4; the engine's log settings apply at start.
+            pj_log_set_level(0)
+            let result = pj_init()
+            status = result
+            return result
+        }
     }
 }

@@ -303,7 +303,7 @@ enum Native {
             var name = name
             return pjsua_player_create(&name, loop ? 0 : UInt32(PJMEDIA_FILE_NO_LOOP.rawValue), &id)
         }
-        try PJ.check(status, "pjsua_player_create")
+        try PJ.check(status, "pjsua_player_create", subject: file)
         return (id, pjsua_player_get_conf_port(id))
     }
 
@@ -313,7 +313,7 @@ enum Native {
             var name = name
             return pjsua_recorder_create(&name, 0, nil, -1, 0, &id)
         }
-        try PJ.check(status, "pjsua_recorder_create")
+        try PJ.check(status, "pjsua_recorder_create", subject: file)
         return (id, pjsua_recorder_get_conf_port(id))
     }
 

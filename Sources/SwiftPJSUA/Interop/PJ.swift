@@ -4,9 +4,11 @@ import Foundation
 /// The one way C calls are made: turn a `pj_status_t` into a thrown ``PJSUAError`` that
 /// carries the status, the C function's name and pjproject's text for it.
 enum PJ {
-    static func check(_ status: pj_status_t, _ function: String) throws(PJSUAError) {
+    static func check(_ status: pj_status_t, _ function: String, subject: String? = nil) throws(PJSUAError) {
         guard status != cpj_success() else { return }
-        throw error(status, function)
+        var error = error(status, function)
+        if let subject { error.message += ": \(subject)" }
+        throw error
     }
 
     static func error(_ status: pj_status_t, _ function: String) -> PJSUAError {
