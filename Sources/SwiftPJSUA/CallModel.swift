@@ -132,6 +132,12 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension StringProtocol {
+    /// Whether the text holds CR, LF or another control character, which would let a value
+    /// break out of its SIP header line.
+    var containsLineBreakOrControl: Bool {
+        unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     func trimmingWhitespace() -> String {
         var scalars = Substring(self).unicodeScalars[...]
         while let first = scalars.first, first.properties.isWhitespace { scalars = scalars.dropFirst() }

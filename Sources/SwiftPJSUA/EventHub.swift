@@ -23,6 +23,15 @@ final class EventHub: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Calls with a lower generation were created before this hub (by an earlier run or
+    /// another engine) and have ended.
+    private let firstGeneration: UInt64
+
+    init(firstGeneration: UInt64) {
+        self.firstGeneration = firstGeneration
+    }
+
+    private func isFromEarlierRun(_ call: Call) -> Bool { call.generation < firstGeneration }
 
     /// A new subscription that sees every event from now on, optionally only one call's.
     /// A subscription to one call finishes right after that call's terminal event; every
@@ -31,7 +40,7 @@ final class EventHub: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
         let id: UInt64? = state.withLock { state in
             if state.finished { return nil }
-            if let call, state.endedCalls.contains(call.generation) { return nil }
+            if let call, state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(continuation: continuation, filter: call)
@@ -58,7 +67,7 @@ final class EventHub: Sendable {
         return state.withLock { state in
             guard !state.finished else { return false }
             if let call = event.call {
-                if state.endedCalls.contains(call.generation) { return false }
+                if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return false }
                 if case .callState(_, let callState, let sipCallID, _, _) = event {
                     if callState.isTerminal {
                         state.liveCalls.removeValue(forKey: call)
@@ -90,7 +99,7 @@ final class EventHub: Sendable {
 
     /// Whether the call has delivered its terminal event.
     func hasEnded(_ call: Call) -> Bool {
-        state.withLock { $0.endedCalls.contains(call.generation) }
+        isFromEarlierRun(call) || state.withLock { $0.endedCalls.contains(call.generation) }
     }
 
     /// Calls that have been seen and have not ended, with their Call-IDs.

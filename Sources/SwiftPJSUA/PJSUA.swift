@@ -42,7 +42,9 @@ public actor PJSUA {
     private let executor: EngineExecutor
     private var lifecycle: Lifecycle = .idle
     /// The hub that subscriptions made now attach to; replaced after each shutdown.
-    private let currentHub = Mutex(EventHub())
+    private let currentHub = Mutex(EventHub(firstGeneration: upcomingGeneration()))
+    /// Callers of `shutdown` waiting for the one in progress.
+    private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// The engine thread. All actor-isolated code, and so every pjsua call, runs there.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -92,7 +94,7 @@ public actor PJSUA {
     /// `pjsua_start` and the sound device.
     ///
     /// - Parameter configuration: transports, limits, logging and media settings.
-    /// - Throws: ``PJSUAUsageError/alreadyStarted`` when running;
+    /// - Throws: ``PJSUAUsageError/alreadyStarted`` when running or still shutting down;
     ///   ``PJSUAUsageError/anotherEngineRunning`` when another engine runs in this process;
     ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values; ``PJSUAError``
     ///   when pjsua fails (for example a port in use). After a failure nothing is left
@@ -125,6 +127,9 @@ public actor PJSUA {
         guard !configuration.transports.isEmpty else {
             throw .invalidConfiguration("at least one transport is needed")
         }
+        guard !configuration.userAgent.containsLineBreakOrControl else {
+            throw .invalidConfiguration("userAgent must not contain control characters")
+        }
         guard (0...6).contains(configuration.logLevel) else {
             throw .invalidConfiguration("logLevel must be 0...6, got \(configuration.logLevel)")
         }
@@ -144,6 +149,11 @@ public actor PJSUA {
     /// "engine shut down".
     /// - Parameter deadline: how long to wait for calls to end before destroying pjsua.
     public func shutdown(deadline: Duration = .seconds(3)) async {
+        if case .stopping = lifecycle {
+            // Another caller is shutting down: return when it has finished.
+            await withCheckedContinuation { shutdownWaiters.append($0) }
+            return
+        }
         guard case .running(let runtime) = lifecycle else { return }
         lifecycle = .stopping
         let hub = runtime.bridge.hub
@@ -174,8 +184,11 @@ public actor PJSUA {
         }
         hub.finish()
         EngineBridge.release(runtime.bridge)
-        currentHub.withLock { $0 = EventHub() }
+        currentHub.withLock { $0 = EventHub(firstGeneration: upcomingGeneration()) }
         lifecycle = .shutDown
+        let waiters = shutdownWaiters
+        shutdownWaiters = []
+        waiters.forEach { $0.resume() }
     }
 
     /// Accounts waiting for their unregistration to finish during shutdown.
@@ -270,6 +283,10 @@ public actor PJSUA {
         guard Native.isValidSIPURI(identity) else { throw PJSUAUsageError.invalidURI(configuration.identity) }
         for uri in [configuration.registrar].compactMap({ $0 }) + configuration.outboundProxies {
             guard Native.isValidSIPURI(SIPAddress(parsing: uri).uri) else { throw PJSUAUsageError.invalidURI(uri) }
+        }
+        let texts = [configuration.contactParameters] + configuration.registerHeaders.flatMap { [$0.name, $0.value] }
+        guard !texts.contains(where: \.containsLineBreakOrControl) else {
+            throw PJSUAUsageError.invalidConfiguration("header and Contact parameter text must not contain control characters")
         }
         guard configuration.credentials.count <= Native.maxCredentials else {
             throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxCredentials) credentials")

@@ -50,13 +50,13 @@ struct MediaPlan {
     /// Ports that receive a call's received audio (recorders), by call generation.
     var sinks: [UInt64: [pjsua_conf_port_id]] = [:]
     /// Players and recorders to destroy when the call ends, by call generation.
-    var players: [UInt64: [pjsua_player_id]] = [:]
-    var recorders: [UInt64: [pjsua_recorder_id]] = [:]
+    var players: [UInt64: [Player]] = [:]
+    var recorders: [UInt64: [Recorder]] = [:]
 
     mutating func removeAll(for generation: UInt64) -> (players: [pjsua_player_id], recorders: [pjsua_recorder_id]) {
         sources[generation] = nil
         sinks[generation] = nil
-        let owned = (players[generation] ?? [], recorders[generation] ?? [])
+        let owned = ((players[generation] ?? []).map(\.id), (recorders[generation] ?? []).map(\.id))
         players[generation] = nil
         recorders[generation] = nil
         return owned
@@ -68,6 +68,11 @@ let handleGenerations = Atomic<UInt64>(0)
 
 func nextGeneration() -> UInt64 {
     handleGenerations.add(1, ordering: .relaxed).newValue
+}
+
+/// The generation the next handle will get: every handle made so far is below it.
+func upcomingGeneration() -> UInt64 {
+    handleGenerations.load(ordering: .relaxed) + 1
 }
 
 // MARK: - Handles stored in pjsua's per-call and per-account user data

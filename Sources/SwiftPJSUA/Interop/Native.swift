@@ -175,6 +175,8 @@ enum Native {
         if let address {
             config.rtp_cfg.bound_addr = scope.pj(address)
             config.rtp_cfg.public_addr = scope.pj(address)
+            // An IPv6 RTP address needs IPv6 media sockets and SDP.
+            if address.contains(":") { config.ipv6_media_use = PJSUA_IPV6_ENABLED }
         }
     }
 
@@ -415,37 +417,39 @@ extension Native {
     /// media changes; destroyed when the call ends.
     static func attachPlayer(bridge: EngineBridge, call: Call, file: String, loop: Bool) throws(PJSUAError) -> Player {
         let (id, port) = try createPlayer(file: file, loop: loop)
+        let player = Player(id: id, generation: nextGeneration(), call: call)
         bridge.media.withLock {
             $0.sources[call.generation, default: []].append(port)
-            $0.players[call.generation, default: []].append(id)
+            $0.players[call.generation, default: []].append(player)
         }
         connectNow(bridge: bridge, call: call)
-        return Player(id: id, call: call)
+        return player
     }
 
     /// Attaches a new recorder to `call`'s received audio; closed when the call ends.
     static func attachRecorder(bridge: EngineBridge, call: Call, file: String) throws(PJSUAError) -> Recorder {
         let (id, port) = try createRecorder(file: file)
+        let recorder = Recorder(id: id, generation: nextGeneration(), call: call)
         bridge.media.withLock {
             $0.sinks[call.generation, default: []].append(port)
-            $0.recorders[call.generation, default: []].append(id)
+            $0.recorders[call.generation, default: []].append(recorder)
         }
         connectNow(bridge: bridge, call: call)
-        return Recorder(id: id, call: call)
+        return recorder
     }
 
     /// Detaches and destroys a player or recorder the app no longer wants. Returns `false`
     /// when it is not (or no longer) attached.
     static func detach(bridge: EngineBridge, player: Player?, recorder: Recorder?) -> Bool {
         let found: Bool = bridge.media.withLock { plan in
-            if let player, var ids = plan.players[player.call.generation], let i = ids.firstIndex(of: player.id) {
+            if let player, var ids = plan.players[player.call.generation], let i = ids.firstIndex(of: player) {
                 ids.remove(at: i)
                 plan.players[player.call.generation] = ids
                 let port = pjsua_player_get_conf_port(player.id)
                 plan.sources[player.call.generation]?.removeAll { $0 == port }
                 return true
             }
-            if let recorder, var ids = plan.recorders[recorder.call.generation], let i = ids.firstIndex(of: recorder.id) {
+            if let recorder, var ids = plan.recorders[recorder.call.generation], let i = ids.firstIndex(of: recorder) {
                 ids.remove(at: i)
                 plan.recorders[recorder.call.generation] = ids
                 let port = pjsua_recorder_get_conf_port(recorder.id)
