@@ -5,6 +5,7 @@ public struct SIPHeader: Sendable, Hashable {
     /// The header value, as it appears after the colon.
     public var value: String
 
+    /// Creates a header; neither part may contain CR or LF.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -15,7 +16,9 @@ public struct SIPHeader: Sendable, Hashable {
 public struct Credential: Sendable, Hashable, CustomStringConvertible {
     /// The secret: the password itself, or the precomputed HA1 `MD5(username:realm:password)`.
     public enum Secret: Sendable, Hashable {
+        /// The password itself.
         case password(String)
+        /// The precomputed HA1, as 32 lowercase hex digits.
         case ha1(String)
     }
 
@@ -26,6 +29,7 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible {
     /// The password or HA1. Never logged or printed.
     public var secret: Secret
 
+    /// Creates credentials for `realm` (`*` answers any realm).
     public init(realm: String = "*", username: String, secret: Secret) {
         self.realm = realm
         self.username = username
@@ -68,6 +72,7 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// Make this the account for requests no other account matches.
     public var isDefault: Bool
 
+    /// Creates an account configuration; only the identity is required.
     public init(
         identity: String,
         registrar: String? = nil,

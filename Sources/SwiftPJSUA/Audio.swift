@@ -8,6 +8,7 @@ public struct WAVAudio: Sendable, Equatable {
     /// Signed 16-bit samples, one channel.
     public var samples: [Int16]
 
+    /// Wraps samples taken at `sampleRate` Hz.
     public init(sampleRate: Int, samples: [Int16]) {
         self.sampleRate = sampleRate
         self.samples = samples

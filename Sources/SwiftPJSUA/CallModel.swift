@@ -57,8 +57,11 @@ public enum MediaDirection: String, Sendable, Hashable, CaseIterable {
 
 /// The kind of a media stream in the SDP.
 public enum MediaType: String, Sendable, Hashable {
+    /// An audio stream.
     case audio
+    /// A video stream.
     case video
+    /// Any other media (application, text).
     case other
 }
 
@@ -73,6 +76,7 @@ public struct MediaStream: Sendable, Hashable {
     /// Which way audio flows.
     public var direction: MediaDirection
 
+    /// Creates a snapshot; the engine makes these from `pjsua_call_media_info`.
     public init(index: Int, type: MediaType, status: MediaStatus, direction: MediaDirection) {
         self.index = index
         self.type = type
@@ -88,6 +92,7 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The URI, for example `sip:alice@example.com`.
     public var uri: String
 
+    /// Creates an address from a display-name (unescaped) and a URI.
     public init(displayName: String? = nil, uri: String) {
         self.displayName = displayName
         self.uri = uri

@@ -15,6 +15,8 @@ public struct Configuration: Sendable {
     /// Media settings.
     public var media: MediaConfiguration
 
+    /// Creates a configuration; every parameter has a working default (one UDP transport
+    /// on port 5060, 32 calls, logging off, the null sound device).
     public init(
         transports: [TransportConfiguration] = [TransportConfiguration()],
         userAgent: String = "swift-pjsua",
@@ -53,6 +55,7 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// The local port; 0 picks any free port (read it back with ``PJSUA/transports()``).
     public var port: UInt16
 
+    /// Creates a transport configuration (UDP on every interface, port 5060 by default).
     public init(type: TransportType = .udp, bindAddress: String? = nil, port: UInt16 = 5060) {
         self.type = type
         self.bindAddress = bindAddress
@@ -96,6 +99,7 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// of the account's SIP transport, or every interface when that has none.
     public var rtpAddress: String?
 
+    /// Creates media settings (null device, 16 kHz, no VAD, RTP ports 4000–9999 by default).
     public init(
         soundDevice: SoundDevice = .null,
         soundDeviceActivation: SoundDeviceActivation = .automatic,
