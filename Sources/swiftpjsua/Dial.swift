@@ -29,7 +29,6 @@ enum Dial {
         var attached = false
         var finalStatus = 0
         var finalReason = ""
-        var weHungUp = false
         for await event in events where event.call == call {
             printer.event(event)
             switch event {
@@ -45,7 +44,6 @@ enum Dial {
                         printer.line("hanging up")
                         try? await engine.hangup(call)
                     }
-                    weHungUp = true
                 }
             case .callState(_, .disconnected, _, let status, let reason):
                 finalStatus = status
@@ -58,7 +56,6 @@ enum Dial {
         await engine.shutdown()
         out("final status: \(finalStatus) \(finalReason)")
         if signals.received != nil { return 130 }
-        _ = weHungUp
         return confirmed && (200..<300).contains(finalStatus) ? 0 : 1
     }
 }

@@ -49,3 +49,17 @@ public struct EngineHarness: Sendable {
         }
     }
 }
+
+extension PJSUA {
+    /// Calls `uri` (this engine's own address) from `account`, answers the incoming leg with
+    /// `statusCode`, and returns both legs once the INVITE has arrived and been answered.
+    public func answeredSelfCall(
+        to uri: String, from account: Account, log: EventLog, statusCode: Int = 200
+    ) async throws -> (caller: Call, callee: Call) {
+        let caller = try makeCall(to: uri, from: account)
+        let incoming = try await log.first("incoming call") { $0.incomingCall != nil }
+        guard let callee = incoming.incomingCall else { throw TimedOut(what: "incoming call", seen: []) }
+        try answer(callee, statusCode: statusCode)
+        return (caller, callee)
+    }
+}

@@ -125,6 +125,16 @@ extension PJSUAEvent {
         return false
     }
 
+    /// Whether this is a registration event of `account` (any account when `nil`),
+    /// optionally only an active (`true`) or inactive (`false`) one.
+    public func isRegistration(of account: Account? = nil, active: Bool? = nil) -> Bool {
+        if case .registrationState(let a, let isActive, _, _, _) = self,
+           account == nil || a == account, active == nil || isActive == active {
+            return true
+        }
+        return false
+    }
+
     /// The call of an `incomingCall` event.
     public var incomingCall: Call? {
         if case .incomingCall(_, let call, _, _, _) = self { return call }

@@ -103,10 +103,7 @@ struct EngineTests {
         let echoed = folder.file("caller-received.wav")
         try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
         try await EngineHarness.run { h in
-            let caller = try await h.engine.makeCall(to: h.uri("self"), from: h.account)
-            let incoming = try await h.log.first("incoming call") { $0.incomingCall != nil }
-            let callee = try #require(incoming.incomingCall)
-            try await h.engine.answer(callee)
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.wait("audio on both legs") { events in
                 events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
             }

@@ -17,10 +17,7 @@ extension EngineTests {
         let captured = CapturedLog()
         try await EngineHarness.run(logHandler: captured, logLevel: 5) { h in
             let second = EventLog(h.engine.events)
-            let caller = try await h.engine.makeCall(to: h.uri("self"), from: h.account)
-            let incoming = try await h.log.first("incoming") { $0.incomingCall != nil }
-            let callee = try #require(incoming.incomingCall)
-            try await h.engine.answer(callee)
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.first("confirmed") { $0.isState(.confirmed, of: caller) }
             try await h.engine.hangup(caller)
             for log in [h.log, second] {
@@ -46,10 +43,8 @@ extension EngineTests {
             media: MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)))
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
-        let caller = try await engine.makeCall(to: "sip:self@127.0.0.1:\(port)", from: account)
-        let incoming = try await log.first("incoming") { $0.incomingCall != nil }
-        let callee = try #require(incoming.incomingCall)
-        try await engine.answer(callee)
+        let (caller, callee) = try await engine.answeredSelfCall(
+            to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
         try await log.wait("audio on both legs") { events in
             events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
         }

@@ -15,10 +15,7 @@ extension EngineTests {
                 identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
                 credentials: [.password("s3cret-pass", username: "alice")],
                 registrationExpiry: .seconds(60)))
-            let event = try await h.log.first("registration") {
-                if case .registrationState(account, _, _, _, _) = $0 { return true }
-                return false
-            }
+            let event = try await h.log.first("registration") { $0.isRegistration(of: account) }
             guard case .registrationState(_, let active, let code, _, let expiration) = event else { return }
             #expect(active)
             #expect(code == 200)
@@ -44,10 +41,7 @@ extension EngineTests {
             let account = try await h.engine.addAccount(AccountConfiguration(
                 identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
                 credentials: [.password("wrong", username: "alice")]))
-            let event = try await h.log.first("registration") {
-                if case .registrationState(account, _, _, _, _) = $0 { return true }
-                return false
-            }
+            let event = try await h.log.first("registration") { $0.isRegistration(of: account) }
             guard case .registrationState(_, let active, let code, _, _) = event else { return }
             #expect(!active)
             #expect(code == 403)

@@ -72,10 +72,7 @@ extension EngineTests {
         try await engine.start(Configuration(transports: loopbackUDP))
         _ = try await engine.addAccount(AccountConfiguration(
             identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
-        try await log.first("registered") {
-            if case .registrationState(_, true, _, _, _) = $0 { return true }
-            return false
-        }
+        try await log.first("registered") { $0.isRegistration(active: true) }
         let first = Task { await engine.shutdown(deadline: .seconds(2)) }
         // sipp's scenario ends when the unregistration arrives (and stays unanswered): the
         // first shutdown is now waiting for it, up to its deadline.
@@ -96,10 +93,7 @@ extension EngineTests {
         try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)]))
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
-        let caller = try await engine.makeCall(to: "sip:self@[::1]:\(port)", from: account)
-        let incoming = try await log.first("incoming") { $0.incomingCall != nil }
-        let callee = try #require(incoming.incomingCall)
-        try await engine.answer(callee)
+        let (caller, callee) = try await engine.answeredSelfCall(to: "sip:self@[::1]:\(port)", from: account, log: log)
         try await log.first("media on the caller") { $0.hasActiveAudio(caller) }
         try await engine.hangup(caller)
         try await log.first("DISCONNECTED") { $0.isState(.disconnected, of: callee) }
