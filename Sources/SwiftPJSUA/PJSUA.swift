@@ -27,7 +27,7 @@ public actor PJSUA {
         case shutDown
     }
 
-    private struct Runtime {
+    struct Runtime {
         let bridge: EngineBridge
         let configuration: Configuration
         let transports: [Transport]
@@ -221,7 +221,7 @@ public actor PJSUA {
         return false
     }
 
-    private func runtime() throws(PJSUAUsageError) -> Runtime {
+    func runtime() throws(PJSUAUsageError) -> Runtime {
         switch lifecycle {
         case .running(let runtime): return runtime
         case .idle: throw .notStarted
@@ -229,262 +229,15 @@ public actor PJSUA {
         }
     }
 
-    private func liveSlot(_ call: Call) throws(PJSUAUsageError) -> Int32 {
+    func liveSlot(_ call: Call) throws(PJSUAUsageError) -> Int32 {
         _ = try runtime()
         guard let slot = Native.liveSlot(call) else { throw .unknownCall(call) }
         return slot
     }
 
-    private func liveSlot(_ account: Account) throws(PJSUAUsageError) -> Int32 {
+    func liveSlot(_ account: Account) throws(PJSUAUsageError) -> Int32 {
         _ = try runtime()
         guard let slot = Native.liveSlot(account) else { throw .unknownAccount(account) }
         return slot
-    }
-
-    // MARK: Transports and accounts
-
-    /// The SIP transports created at start, with their bound addresses and ports.
-    /// Wraps `pjsua_transport_get_info`.
-    /// - Throws: ``PJSUAUsageError/notStarted`` or ``PJSUAUsageError/shutDown``.
-    public func transports() throws -> [TransportInfo] {
-        try runtime().transports.map { try Native.transportInfo($0) }
-    }
-
-    /// Adds an account for calls straight to and from a transport's address, with no
-    /// registrar (its identity is `<sip:host:port>` of the transport).
-    /// Wraps `pjsua_acc_add` (as `pjsua_acc_add_local` does, with the engine's RTP ports).
-    /// - Parameters:
-    ///   - transport: the transport; `nil` means the first one configured.
-    ///   - isDefault: make it the account for requests no other account matches.
-    /// - Returns: the new account's handle.
-    /// - Throws: ``PJSUAUsageError`` when not running; ``PJSUAError`` when pjsua refuses.
-    public func addLocalAccount(on transport: Transport? = nil, isDefault: Bool = true) throws -> Account {
-        let runtime = try runtime()
-        guard let transport = transport ?? runtime.transports.first else {
-            throw PJSUAUsageError.invalidConfiguration("no transport")
-        }
-        let media = runtime.configuration.media
-        return try Native.addLocalAccount(
-            transport: transport, isDefault: isDefault, rtpPorts: media.rtpPorts,
-            rtpAddress: media.rtpAddress ?? runtime.bindAddress(of: transport))
-    }
-
-    /// Adds an account, registering it with its registrar when it has one and
-    /// ``AccountConfiguration/registersOnAdd`` is set. Registration outcomes arrive as
-    /// ``PJSUAEvent/registrationState(account:active:statusCode:reason:expiration:)`` events.
-    /// Wraps `pjsua_acc_add`.
-    /// - Returns: the new account's handle.
-    /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when the identity, registrar or a proxy is
-    ///   not a SIP URI; ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values;
-    ///   ``PJSUAError`` when pjsua refuses (for example ``PJSUAError/Code/tooMany`` accounts).
-    public func addAccount(_ configuration: AccountConfiguration) throws -> Account {
-        let runtime = try runtime()
-        let identity = SIPAddress(parsing: configuration.identity).uri
-        guard Native.isValidSIPURI(identity) else { throw PJSUAUsageError.invalidURI(configuration.identity) }
-        for uri in [configuration.registrar].compactMap({ $0 }) + configuration.outboundProxies {
-            guard Native.isValidSIPURI(SIPAddress(parsing: uri).uri) else { throw PJSUAUsageError.invalidURI(uri) }
-        }
-        let texts = [configuration.contactParameters] + configuration.registerHeaders.flatMap { [$0.name, $0.value] }
-        guard !texts.contains(where: \.containsLineBreakOrControl) else {
-            throw PJSUAUsageError.invalidConfiguration("header and Contact parameter text must not contain control characters")
-        }
-        guard configuration.credentials.count <= Native.maxCredentials else {
-            throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxCredentials) credentials")
-        }
-        guard configuration.outboundProxies.count <= Native.maxProxies else {
-            throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxProxies) outbound proxies")
-        }
-        guard configuration.registrationExpiry >= .seconds(1), configuration.retryInterval >= .zero else {
-            throw PJSUAUsageError.invalidConfiguration("registrationExpiry must be at least 1 s")
-        }
-        if let transport = configuration.transport, !runtime.transports.contains(transport) {
-            throw PJSUAUsageError.invalidConfiguration("unknown \(transport)")
-        }
-        let media = runtime.configuration.media
-        let transport = configuration.transport ?? runtime.transports.first
-        return try Native.addAccount(
-            configuration, rtpPorts: media.rtpPorts,
-            rtpAddress: media.rtpAddress ?? transport.flatMap { runtime.bindAddress(of: $0) })
-    }
-
-    /// A snapshot of an account's state. Wraps `pjsua_acc_get_info`.
-    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle.
-    public func accountInfo(_ account: Account) throws -> AccountInfo {
-        _ = try liveSlot(account)
-        return try Native.accountInfo(account)
-    }
-
-    /// Every account, in pjsua's order. Wraps `pjsua_enum_accs`.
-    public func accounts() throws -> [Account] {
-        _ = try runtime()
-        return Native.accounts()
-    }
-
-    /// Registers (`renew: true`) or unregisters the account now; the outcome arrives as a
-    /// registration event. Wraps `pjsua_acc_set_registration`.
-    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAError`` when the account has
-    ///   no registrar.
-    public func setRegistration(_ account: Account, renew: Bool) throws {
-        try Native.setRegistration(try liveSlot(account), renew: renew)
-    }
-
-    /// Removes an account. Wraps `pjsua_acc_del` (which unregisters a registered account).
-    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle.
-    public func removeAccount(_ account: Account) throws {
-        let slot = try liveSlot(account)
-        try Native.removeAccount(Account(slot: slot, generation: account.generation))
-    }
-
-    // MARK: Calls
-
-    /// Places a call: sends an INVITE to `uri` from `account`.
-    ///
-    /// Returns once the INVITE is on its way (state ``CallState/calling``); follow the call
-    /// with ``events(for:)``. Wraps `pjsua_call_make_call`.
-    /// - Parameters:
-    ///   - uri: the target SIP or SIPS URI, for example `sip:bob@example.com`.
-    ///   - account: the account the call is made from.
-    /// - Returns: the call's handle.
-    /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when `uri` does not parse;
-    ///   ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAError`` with code
-    ///   ``PJSUAError/Code/tooMany`` at the call limit, or another pjsua failure.
-    public func makeCall(to uri: String, from account: Account) throws -> Call {
-        let accountSlot = try liveSlot(account)
-        guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
-        return try Native.makeCall(to: uri, from: accountSlot)
-    }
-
-    /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.
-    ///
-    /// 180 rings, 183 answers with session progress (early media, SDP included), 200 accepts,
-    /// 3xx–6xx reject. Wraps `pjsua_call_answer2`.
-    /// - Throws: ``PJSUAUsageError/invalidStatusCode(_:)`` outside 100–699;
-    ///   ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)`` when
-    ///   the call is not an unanswered incoming call; ``PJSUAError`` when pjsua refuses.
-    public func answer(_ call: Call, statusCode: Int = 200) throws {
-        guard (100...699).contains(statusCode) else { throw PJSUAUsageError.invalidStatusCode(statusCode) }
-        let slot = try liveSlot(call)
-        if let info = Native.readCallInfo(slot, call: call),
-           info.info.role != .callee || ![.incoming, .early].contains(info.state) {
-            throw PJSUAUsageError.invalidCallState(call, info.state)
-        }
-        try Native.answer(slot, statusCode: statusCode)
-    }
-
-    /// Ends a call: CANCEL before an answer, a final response to an unanswered incoming
-    /// call, BYE once established. Wraps `pjsua_call_hangup`.
-    /// - Parameter statusCode: for an unanswered incoming call, the final response
-    ///   (300–699); `nil` lets pjsua choose (603 for incoming, otherwise the BYE/CANCEL).
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidStatusCode(_:)``.
-    public func hangup(_ call: Call, statusCode: Int? = nil) throws {
-        if let statusCode, !(300...699).contains(statusCode) {
-            throw PJSUAUsageError.invalidStatusCode(statusCode)
-        }
-        let slot = try liveSlot(call)
-        try Native.hangup(slot, statusCode: statusCode ?? 0)
-    }
-
-    /// Ends every call. Wraps `pjsua_call_hangup_all`.
-    /// - Throws: ``PJSUAUsageError`` when not running.
-    public func hangupAll() throws {
-        _ = try runtime()
-        Native.hangupAll()
-    }
-
-    /// A snapshot of a call. Wraps `pjsua_call_get_info` (and `pjsua_call_get_stream_info`
-    /// for the codec).
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)`` when the call has ended.
-    public func callInfo(_ call: Call) throws -> CallInfo {
-        let slot = try liveSlot(call)
-        guard let info = Native.readCallInfo(slot, call: call) else { throw PJSUAUsageError.unknownCall(call) }
-        return info.info
-    }
-
-    /// Calls that have started and not yet reported their terminal event.
-    public func activeCalls() throws -> [Call] {
-        try runtime().bridge.hub.liveCalls.keys.sorted { $0.generation < $1.generation }
-    }
-
-    /// RTP/RTCP counters of one of a call's media streams. Wraps `pjsua_call_get_stream_stat`.
-    /// - Parameter mediaIndex: the stream's index in the SDP (0 for the usual single audio).
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the stream has no
-    ///   statistics (no such index, or media not set up).
-    public func streamStatistics(_ call: Call, mediaIndex: Int = 0) throws -> StreamStatistics {
-        let slot = try liveSlot(call)
-        return try Native.streamStatistics(slot, mediaIndex: mediaIndex)
-    }
-
-    // MARK: Media
-
-    /// Plays a WAV file into a call: the far end hears it. The link is kept across media
-    /// changes and the player is destroyed when the call ends.
-    /// Wraps `pjsua_player_create` and `pjsua_conf_connect`.
-    /// - Parameters:
-    ///   - file: path of a 16-bit PCM WAV file.
-    ///   - call: the call to play into.
-    ///   - loop: start over at the end of the file.
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the file cannot be
-    ///   opened or is not a supported WAV file.
-    @discardableResult
-    public func play(file: String, into call: Call, loop: Bool = true) throws -> Player {
-        let runtime = try runtime()
-        _ = try liveSlot(call)
-        let player = try Native.attachPlayer(bridge: runtime.bridge, call: call, file: file, loop: loop)
-        if runtime.bridge.hub.hasEnded(call) {
-            Native.releaseMedia(bridge: runtime.bridge, of: call)
-            throw PJSUAUsageError.unknownCall(call)
-        }
-        return player
-    }
-
-    /// Records the audio a call receives into a WAV file (16-bit PCM at the bridge's clock
-    /// rate, mono). The file is closed when the call ends or the recorder is stopped.
-    /// Wraps `pjsua_recorder_create` and `pjsua_conf_connect`.
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the file cannot be
-    ///   created.
-    @discardableResult
-    public func record(_ call: Call, to file: String) throws -> Recorder {
-        let runtime = try runtime()
-        _ = try liveSlot(call)
-        let recorder = try Native.attachRecorder(bridge: runtime.bridge, call: call, file: file)
-        if runtime.bridge.hub.hasEnded(call) {
-            Native.releaseMedia(bridge: runtime.bridge, of: call)
-            throw PJSUAUsageError.unknownCall(call)
-        }
-        return recorder
-    }
-
-    /// Stops and destroys a player before its call ends. Wraps `pjsua_player_destroy`.
-    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already destroyed.
-    public func stop(_ player: Player) throws {
-        guard Native.detach(bridge: try runtime().bridge, player: player, recorder: nil) else {
-            throw PJSUAUsageError.unknownMediaPort
-        }
-    }
-
-    /// Stops a recorder and closes its file before its call ends. Wraps `pjsua_recorder_destroy`.
-    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already closed.
-    public func stop(_ recorder: Recorder) throws {
-        guard Native.detach(bridge: try runtime().bridge, player: nil, recorder: recorder) else {
-            throw PJSUAUsageError.unknownMediaPort
-        }
-    }
-
-    /// Attaches the configured sound device to the conference bridge (for example when the
-    /// system's audio session becomes active). Wraps `pjsua_set_null_snd_dev` or
-    /// `pjsua_set_snd_dev`.
-    /// - Throws: ``PJSUAUsageError`` when not running; ``PJSUAError`` when the device cannot
-    ///   be opened.
-    public func activateAudioDevice() throws {
-        let runtime = try runtime()
-        try Native.attachSoundDevice(runtime.configuration.media.soundDevice)
-    }
-
-    /// Detaches the sound device; no audio flows through the bridge until it is activated
-    /// again. Wraps `pjsua_set_no_snd_dev`.
-    /// - Throws: ``PJSUAUsageError`` when not running.
-    public func deactivateAudioDevice() throws {
-        _ = try runtime()
-        Native.detachSoundDevice()
     }
 }

@@ -1,0 +1,131 @@
+import CPJSIP
+
+extension Native {
+    // MARK: Transports and accounts
+
+    static func transportInfo(_ transport: Transport) throws(PJSUAError) -> TransportInfo {
+        var info = pjsua_transport_info()
+        try PJ.check(pjsua_transport_get_info(transport.id, &info), "pjsua_transport_get_info")
+        return TransportInfo(
+            transport: transport, type: TransportType(native: info.type),
+            host: PJ.string(info.local_name.host), port: UInt16(truncatingIfNeeded: info.local_name.port))
+    }
+
+    /// An account for calls straight to and from this transport's address, with no registrar
+    /// (like `pjsua_acc_add_local`, but with the engine's RTP port range).
+    static func addLocalAccount(
+        transport: Transport, isDefault: Bool, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
+    ) throws(PJSUAError) -> Account {
+        let info = try transportInfo(transport)
+        let host = info.host.contains(":") ? "[\(info.host)]" : info.host
+        var uri = "<sip:\(host):\(info.port)"
+        switch info.type {
+        case .tcp, .tcp6: uri += ";transport=tcp"
+        case .udp, .udp6: break
+        }
+        uri += ">"
+        let scope = StringScope()
+        var config = pjsua_acc_config()
+        pjsua_acc_config_default(&config)
+        config.id = scope.pj(uri)
+        config.transport_id = transport.id
+        config.priority -= 1
+        applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
+        var slot = pjsua_acc_id(cpj_invalid_id())
+        try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
+        return Handles.account(slot)
+    }
+
+    static func applyRTP(
+        _ config: inout pjsua_acc_config, ports: ClosedRange<UInt16>, address: String?, scope: StringScope
+    ) {
+        config.rtp_cfg.port = UInt32(ports.lowerBound)
+        config.rtp_cfg.port_range = UInt32(ports.upperBound - ports.lowerBound)
+        if let address {
+            config.rtp_cfg.bound_addr = scope.pj(address)
+            config.rtp_cfg.public_addr = scope.pj(address)
+            // An IPv6 RTP address needs IPv6 media sockets and SDP.
+            if address.contains(":") { config.ipv6_media_use = PJSUA_IPV6_ENABLED }
+        }
+    }
+
+    static func removeAccount(_ account: Account) throws(PJSUAError) {
+        try PJ.check(pjsua_acc_del(account.slot), "pjsua_acc_del")
+    }
+    static var maxCredentials: Int { Int(cpj_acc_max_credentials()) }
+    static var maxProxies: Int { Int(cpj_acc_max_proxies()) }
+
+    /// Adds an account from a full configuration. Wraps `pjsua_acc_add`, which copies the
+    /// configuration (strings, credentials and headers) before returning.
+    static func addAccount(
+        _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
+    ) throws(PJSUAError) -> Account {
+        let scope = StringScope()
+        var config = pjsua_acc_config()
+        pjsua_acc_config_default(&config)
+        config.id = scope.pj(account.identity)
+        if let registrar = account.registrar { config.reg_uri = scope.pj(registrar) }
+        config.cred_count = UInt32(account.credentials.count)
+        for (index, credential) in account.credentials.enumerated() {
+            guard let info = cpj_acc_credential(&config, UInt32(index)) else { break }
+            info.pointee.realm = scope.pj(credential.realm)
+            info.pointee.scheme = scope.pj("digest")
+            info.pointee.username = scope.pj(credential.username)
+            switch credential.secret {
+            case .password(let password):
+                info.pointee.data_type = Int32(cpj_cred_plain_password())
+                info.pointee.data = scope.pj(password)
+            case .ha1(let ha1):
+                info.pointee.data_type = Int32(cpj_cred_digest())
+                info.pointee.data = scope.pj(ha1)
+            }
+        }
+        config.proxy_cnt = UInt32(account.outboundProxies.count)
+        for (index, proxy) in account.outboundProxies.enumerated() {
+            cpj_acc_set_proxy(&config, UInt32(index), scope.pj(proxy))
+        }
+        if let transport = account.transport { config.transport_id = transport.id }
+        config.reg_timeout = UInt32(account.registrationExpiry.components.seconds)
+        config.reg_retry_interval = UInt32(account.retryInterval.components.seconds)
+        config.register_on_acc_add = account.registersOnAdd ? 1 : 0
+        if !account.contactParameters.isEmpty { config.contact_params = scope.pj(account.contactParameters) }
+        applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
+
+        var pool: UnsafeMutablePointer<pj_pool_t>?
+        if !account.registerHeaders.isEmpty {
+            pool = pjsua_pool_create("acc-headers", 512, 512)
+            guard let pool else { throw PJ.error(cpj_status_enomem(), "pjsua_pool_create") }
+            for header in account.registerHeaders {
+                cpj_acc_add_register_header(&config, pool, scope.pj(header.name), scope.pj(header.value))
+            }
+        }
+        defer { if let pool { pj_pool_release(pool) } }
+        var slot = pjsua_acc_id(cpj_invalid_id())
+        try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
+        return Handles.account(slot)
+    }
+
+    static func accountInfo(_ account: Account) throws(PJSUAError) -> AccountInfo {
+        var info = pjsua_acc_info()
+        try PJ.check(pjsua_acc_get_info(account.slot, &info), "pjsua_acc_get_info")
+        let code = Int(info.status.rawValue)
+        let registered = info.has_registration != 0 && info.expires > 0 && code / 100 == 2
+        return AccountInfo(
+            account: account, identity: PJ.string(info.acc_uri), isDefault: info.is_default != 0,
+            hasRegistration: info.has_registration != 0, isRegistered: registered,
+            statusCode: code, reason: PJ.string(info.status_text),
+            expiresIn: registered ? .seconds(Int64(info.expires)) : .zero)
+    }
+
+    static func accounts() -> [Account] {
+        var slots = [pjsua_acc_id](repeating: 0, count: Int(cpj_max_accounts()))
+        var count = UInt32(slots.count)
+        guard pjsua_enum_accs(&slots, &count) == cpj_success() else { return [] }
+        return slots.prefix(Int(count)).map { Handles.account($0) }
+    }
+
+    /// Starts registering (`renew`) or unregistering. Wraps `pjsua_acc_set_registration`.
+    static func setRegistration(_ slot: pjsua_acc_id, renew: Bool) throws(PJSUAError) {
+        try PJ.check(pjsua_acc_set_registration(slot, renew ? 1 : 0), "pjsua_acc_set_registration")
+    }
+}

@@ -1,0 +1,115 @@
+import CPJSIP
+
+extension Native {
+    // MARK: Media links
+
+    /// Connects each active or remote-hold audio stream of `call` to the sound device port
+    /// both ways (as pjsua's own app does) and re-applies the players and recorders kept in
+    /// the media plan. Idempotent: pjsua ignores a link that already exists.
+    static func applyMediaLinks(bridge: EngineBridge, call: Call, info: NativeCallInfo) {
+        let (sources, sinks) = bridge.media.withLock {
+            ($0.sources[call.generation] ?? [], $0.sinks[call.generation] ?? [])
+        }
+        for slot in info.audioConferenceSlots {
+            if bridge.linksSoundDevice {
+                pjsua_conf_connect(slot, 0)
+                pjsua_conf_connect(0, slot)
+            }
+            for source in sources { pjsua_conf_connect(source, slot) }
+            for sink in sinks { pjsua_conf_connect(slot, sink) }
+        }
+    }
+
+    static func createPlayer(file: String, loop: Bool) throws(PJSUAError) -> (pjsua_player_id, pjsua_conf_port_id) {
+        var id = pjsua_player_id(cpj_invalid_id())
+        let status = PJ.withPJString(file) { name in
+            var name = name
+            return pjsua_player_create(&name, loop ? 0 : UInt32(PJMEDIA_FILE_NO_LOOP.rawValue), &id)
+        }
+        try PJ.check(status, "pjsua_player_create", subject: file)
+        return (id, pjsua_player_get_conf_port(id))
+    }
+
+    static func createRecorder(file: String) throws(PJSUAError) -> (pjsua_recorder_id, pjsua_conf_port_id) {
+        var id = pjsua_recorder_id(cpj_invalid_id())
+        let status = PJ.withPJString(file) { name in
+            var name = name
+            return pjsua_recorder_create(&name, 0, nil, -1, 0, &id)
+        }
+        try PJ.check(status, "pjsua_recorder_create", subject: file)
+        return (id, pjsua_recorder_get_conf_port(id))
+    }
+
+    static func destroyMediaPorts(players: [pjsua_player_id], recorders: [pjsua_recorder_id]) {
+        for id in players { pjsua_player_destroy(id) }
+        for id in recorders { pjsua_recorder_destroy(id) }
+    }
+    static func liveSlot(_ call: Call) -> Int32? { Handles.liveSlot(call) }
+    static func liveSlot(_ account: Account) -> Int32? { Handles.liveSlot(account) }
+
+    /// The pjproject build's call limit (`PJSUA_MAX_CALLS`).
+    static var buildCallLimit: Int { Int(cpj_max_calls()) }
+
+    /// Conference slots of `call`'s audio streams, read on the engine thread.
+    static func connectNow(bridge: EngineBridge, call: Call) {
+        guard let slot = Handles.liveSlot(call), let info = readCallInfo(slot, call: call) else { return }
+        applyMediaLinks(bridge: bridge, call: call, info: info)
+    }
+
+    /// Attaches a new player to `call`'s transmitted audio and keeps the link across
+    /// media changes; destroyed when the call ends.
+    static func attachPlayer(bridge: EngineBridge, call: Call, file: String, loop: Bool) throws(PJSUAError) -> Player {
+        let (id, port) = try createPlayer(file: file, loop: loop)
+        let player = Player(id: id, generation: nextGeneration(), call: call)
+        bridge.media.withLock {
+            $0.sources[call.generation, default: []].append(port)
+            $0.players[call.generation, default: []].append(player)
+        }
+        connectNow(bridge: bridge, call: call)
+        return player
+    }
+
+    /// Attaches a new recorder to `call`'s received audio; closed when the call ends.
+    static func attachRecorder(bridge: EngineBridge, call: Call, file: String) throws(PJSUAError) -> Recorder {
+        let (id, port) = try createRecorder(file: file)
+        let recorder = Recorder(id: id, generation: nextGeneration(), call: call)
+        bridge.media.withLock {
+            $0.sinks[call.generation, default: []].append(port)
+            $0.recorders[call.generation, default: []].append(recorder)
+        }
+        connectNow(bridge: bridge, call: call)
+        return recorder
+    }
+
+    /// Detaches and destroys a player or recorder the app no longer wants. Returns `false`
+    /// when it is not (or no longer) attached.
+    static func detach(bridge: EngineBridge, player: Player?, recorder: Recorder?) -> Bool {
+        let found: Bool = bridge.media.withLock { plan in
+            if let player, var ids = plan.players[player.call.generation], let i = ids.firstIndex(of: player) {
+                ids.remove(at: i)
+                plan.players[player.call.generation] = ids
+                let port = pjsua_player_get_conf_port(player.id)
+                plan.sources[player.call.generation]?.removeAll { $0 == port }
+                return true
+            }
+            if let recorder, var ids = plan.recorders[recorder.call.generation], let i = ids.firstIndex(of: recorder) {
+                ids.remove(at: i)
+                plan.recorders[recorder.call.generation] = ids
+                let port = pjsua_recorder_get_conf_port(recorder.id)
+                plan.sinks[recorder.call.generation]?.removeAll { $0 == port }
+                return true
+            }
+            return false
+        }
+        guard found else { return false }
+        destroyMediaPorts(players: player.map { [$0.id] } ?? [], recorders: recorder.map { [$0.id] } ?? [])
+        return true
+    }
+
+    /// Releases media owned by a call that has already ended (the callback may have run
+    /// before the resource was registered).
+    static func releaseMedia(bridge: EngineBridge, of call: Call) {
+        let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
+        destroyMediaPorts(players: owned.players, recorders: owned.recorders)
+    }
+}

@@ -1,0 +1,80 @@
+extension PJSUA {
+    // MARK: Calls
+
+    /// Places a call: sends an INVITE to `uri` from `account`.
+    ///
+    /// Returns once the INVITE is on its way (state ``CallState/calling``); follow the call
+    /// with ``events(for:)``. Wraps `pjsua_call_make_call`.
+    /// - Parameters:
+    ///   - uri: the target SIP or SIPS URI, for example `sip:bob@example.com`.
+    ///   - account: the account the call is made from.
+    /// - Returns: the call's handle.
+    /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when `uri` does not parse;
+    ///   ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAError`` with code
+    ///   ``PJSUAError/Code/tooMany`` at the call limit, or another pjsua failure.
+    public func makeCall(to uri: String, from account: Account) throws -> Call {
+        let accountSlot = try liveSlot(account)
+        guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
+        return try Native.makeCall(to: uri, from: accountSlot)
+    }
+
+    /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.
+    ///
+    /// 180 rings, 183 answers with session progress (early media, SDP included), 200 accepts,
+    /// 3xx–6xx reject. Wraps `pjsua_call_answer2`.
+    /// - Throws: ``PJSUAUsageError/invalidStatusCode(_:)`` outside 100–699;
+    ///   ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)`` when
+    ///   the call is not an unanswered incoming call; ``PJSUAError`` when pjsua refuses.
+    public func answer(_ call: Call, statusCode: Int = 200) throws {
+        guard (100...699).contains(statusCode) else { throw PJSUAUsageError.invalidStatusCode(statusCode) }
+        let slot = try liveSlot(call)
+        if let info = Native.readCallInfo(slot, call: call),
+           info.info.role != .callee || ![.incoming, .early].contains(info.state) {
+            throw PJSUAUsageError.invalidCallState(call, info.state)
+        }
+        try Native.answer(slot, statusCode: statusCode)
+    }
+
+    /// Ends a call: CANCEL before an answer, a final response to an unanswered incoming
+    /// call, BYE once established. Wraps `pjsua_call_hangup`.
+    /// - Parameter statusCode: for an unanswered incoming call, the final response
+    ///   (300–699); `nil` lets pjsua choose (603 for incoming, otherwise the BYE/CANCEL).
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidStatusCode(_:)``.
+    public func hangup(_ call: Call, statusCode: Int? = nil) throws {
+        if let statusCode, !(300...699).contains(statusCode) {
+            throw PJSUAUsageError.invalidStatusCode(statusCode)
+        }
+        let slot = try liveSlot(call)
+        try Native.hangup(slot, statusCode: statusCode ?? 0)
+    }
+
+    /// Ends every call. Wraps `pjsua_call_hangup_all`.
+    /// - Throws: ``PJSUAUsageError`` when not running.
+    public func hangupAll() throws {
+        _ = try runtime()
+        Native.hangupAll()
+    }
+
+    /// A snapshot of a call. Wraps `pjsua_call_get_info` (and `pjsua_call_get_stream_info`
+    /// for the codec).
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)`` when the call has ended.
+    public func callInfo(_ call: Call) throws -> CallInfo {
+        let slot = try liveSlot(call)
+        guard let info = Native.readCallInfo(slot, call: call) else { throw PJSUAUsageError.unknownCall(call) }
+        return info.info
+    }
+
+    /// Calls that have started and not yet reported their terminal event.
+    public func activeCalls() throws -> [Call] {
+        try runtime().bridge.hub.liveCalls.keys.sorted { $0.generation < $1.generation }
+    }
+
+    /// RTP/RTCP counters of one of a call's media streams. Wraps `pjsua_call_get_stream_stat`.
+    /// - Parameter mediaIndex: the stream's index in the SDP (0 for the usual single audio).
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the stream has no
+    ///   statistics (no such index, or media not set up).
+    public func streamStatistics(_ call: Call, mediaIndex: Int = 0) throws -> StreamStatistics {
+        let slot = try liveSlot(call)
+        return try Native.streamStatistics(slot, mediaIndex: mediaIndex)
+    }
+}
