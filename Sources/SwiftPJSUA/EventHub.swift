@@ -7,8 +7,27 @@ import Synchronization
 /// lifecycle contract: exactly one `disconnected` state per call, as that call's last
 /// event; events for a call that already ended are discarded.
 final class EventHub: Sendable {
+    private enum Sink {
+        case plain(AsyncStream<PJSUAEvent>.Continuation)
+        case timestamped(AsyncStream<TimestampedEvent>.Continuation)
+
+        func yield(_ event: PJSUAEvent, at instant: ContinuousClock.Instant) {
+            switch self {
+            case .plain(let continuation): continuation.yield(event)
+            case .timestamped(let continuation): continuation.yield(TimestampedEvent(event: event, raisedAt: instant))
+            }
+        }
+
+        func finish() {
+            switch self {
+            case .plain(let continuation): continuation.finish()
+            case .timestamped(let continuation): continuation.finish()
+            }
+        }
+    }
+
     private struct Subscriber {
-        let continuation: AsyncStream<PJSUAEvent>.Continuation
+        let sink: Sink
         let filter: Call?
     }
 
@@ -38,22 +57,38 @@ final class EventHub: Sendable {
     /// subscription finishes when the engine shuts down.
     func subscribe(call: Call? = nil) -> AsyncStream<PJSUAEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
+        if let id = register(.plain(continuation), filter: call) {
+            continuation.onTermination = { [weak self] _ in self?.unregister(id) }
+        }
+        return stream
+    }
+
+    /// A subscription to every event, each with the instant the engine received it.
+    func subscribeTimestamped() -> AsyncStream<TimestampedEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: TimestampedEvent.self, bufferingPolicy: .unbounded)
+        if let id = register(.timestamped(continuation), filter: nil) {
+            continuation.onTermination = { [weak self] _ in self?.unregister(id) }
+        }
+        return stream
+    }
+
+    /// Adds a subscriber, or finishes its sink at once (returning `nil`) when the hub has
+    /// finished or the call it follows has ended.
+    private func register(_ sink: Sink, filter call: Call?) -> UInt64? {
         let id: UInt64? = state.withLock { state in
             if state.finished { return nil }
             if let call, state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(continuation: continuation, filter: call)
+            state.subscribers[id] = Subscriber(sink: sink, filter: call)
             return id
         }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        if id == nil { sink.finish() }
+        return id
+    }
+
+    private func unregister(_ id: UInt64) {
+        state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
     }
 
     /// Delivers `event` to every subscriber. Returns `false` when it was discarded (the
@@ -62,7 +97,8 @@ final class EventHub: Sendable {
     func emit(_ event: PJSUAEvent) -> Bool {
         // Per-call subscriptions end after the terminal event; finishing runs their
         // onTermination handler, which takes the lock, so it happens after unlocking.
-        var toFinish: [AsyncStream<PJSUAEvent>.Continuation] = []
+        let now = ContinuousClock.now
+        var toFinish: [Sink] = []
         defer { toFinish.forEach { $0.finish() } }
         return state.withLock { state in
             guard !state.finished else { return false }
@@ -84,13 +120,13 @@ final class EventHub: Sendable {
             for (id, subscriber) in state.subscribers {
                 if let filter = subscriber.filter {
                     guard filter == event.call else { continue }
-                    subscriber.continuation.yield(event)
+                    subscriber.sink.yield(event, at: now)
                     if case .callState(_, let callState, _, _, _) = event, callState.isTerminal {
-                        toFinish.append(subscriber.continuation)
+                        toFinish.append(subscriber.sink)
                         state.subscribers.removeValue(forKey: id)
                     }
                 } else {
-                    subscriber.continuation.yield(event)
+                    subscriber.sink.yield(event, at: now)
                 }
             }
             return true
@@ -115,6 +151,6 @@ final class EventHub: Sendable {
             state.subscribers = [:]
             return subscribers
         }
-        subscribers.values.forEach { $0.continuation.finish() }
+        subscribers.values.forEach { $0.sink.finish() }
     }
 }

@@ -39,3 +39,12 @@ public enum PJSUAEvent: Sendable, Hashable {
         }
     }
 }
+
+/// An event with the instant the engine received it from pjsua's callback, for measuring
+/// how long events take to reach a consumer.
+public struct TimestampedEvent: Sendable {
+    /// The event.
+    public let event: PJSUAEvent
+    /// When the callback handed the event to the engine's fan-out (`ContinuousClock`).
+    public let raisedAt: ContinuousClock.Instant
+}

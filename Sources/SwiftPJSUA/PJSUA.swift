@@ -82,6 +82,13 @@ public actor PJSUA {
         currentHub.withLock { $0 }.subscribe()
     }
 
+    /// Like ``events``, with each event paired with the instant pjsua's callback raised it:
+    /// `ContinuousClock.now - raisedAt` on receipt is the delivery latency. Same ordering,
+    /// buffering and lifetime as ``events``.
+    public nonisolated var timestampedEvents: AsyncStream<TimestampedEvent> {
+        currentHub.withLock { $0 }.subscribeTimestamped()
+    }
+
     /// The events of one call, from now on, finishing right after its one terminal
     /// (``CallState/disconnected``) state event. Finishes at once if the call already ended.
     public nonisolated func events(for call: Call) -> AsyncStream<PJSUAEvent> {
