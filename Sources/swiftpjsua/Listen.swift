@@ -12,10 +12,16 @@ enum Listen {
         let play = options.string("play")
         let record = options.string("record")
         try requireReadable(play)
+        let quiet = options.flags.contains("quiet")
+        let statsFile = options.string("stats-file")
         let printer = EventPrinter()
         let engine = PJSUA()
         let signals = SignalShutdown(engine: engine)
-        let events = engine.events
+        // With --stats-file, a second subscriber that only times delivery, and this loop times
+        // what it sees too (which includes waiting behind its own answer calls).
+        let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
+        var handler = LatencyHistogram()
+        let events = engine.timestampedEvents
         try await engine.start(configuration(options: options, port: UInt16(port)))
         _ = try await engine.addLocalAccount()
         if let transport = try await engine.transports().first {
@@ -23,14 +29,16 @@ enum Listen {
         }
         var attached: Set<Call> = []
         var callCount = 0
-        for await event in events {
-            printer.event(event)
+        for await stamped in events {
+            if statsFile != nil { handler.record(ContinuousClock.now - stamped.raisedAt) }
+            let event = stamped.event
+            if !quiet { printer.event(event) }
             switch event {
             case .incomingCall(_, let call, _, _, _):
                 callCount += 1
                 do {
                     try await engine.answer(call, statusCode: answerCode)
-                    printer.line("answered \(call) with \(answerCode)")
+                    if !quiet { printer.line("answered \(call) with \(answerCode)") }
                 } catch {
                     printer.line("answer \(call) failed: \(error)")
                 }
@@ -58,6 +66,14 @@ enum Listen {
             }
         }
         printer.line("shut down after \(callCount) call(s)")
+        if let statsFile, let delivery {
+            let report = "calls=\(callCount)\n\(await delivery.value.line("delivery"))\n\(handler.line("handler"))\n"
+            do {
+                try report.write(toFile: statsFile, atomically: true, encoding: .utf8)
+            } catch {
+                printer.line("cannot write \(statsFile): \(error)")
+            }
+        }
         return signals.received == nil ? 1 : 0
     }
 

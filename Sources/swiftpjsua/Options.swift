@@ -70,7 +70,9 @@ let usage = """
                                    leg, record the other, report whether the tone arrived
       listen --port P              auto-answer incoming calls, one line per event
              [--bind ADDR] [--answer-code C] [--play F.wav] [--record F.wav]
-             [--hangup-after S] [--max-calls N]
+             [--hangup-after S] [--max-calls N] [--quiet] [--stats-file F]
+                                   --quiet: no line per event; --stats-file: at exit,
+                                   write event-delivery latency (p50/p99/max in µs)
       call URI                     place a call; exit 0 when it was confirmed and ended
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
 

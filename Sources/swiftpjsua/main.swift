@@ -19,7 +19,8 @@ do {
         status = try await Demo.run(Options(rest, valued: common))
     case "listen":
         status = try await Listen.run(Options(
-            rest, valued: common.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])))
+            rest, valued: common.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls", "stats-file"]),
+            flags: ["quiet"]))
     case "call":
         status = try await Dial.run(Options(
             rest, valued: common.union(["port", "play", "record", "hangup-after"])))
