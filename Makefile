@@ -5,7 +5,7 @@
 SWIFT ?= swift
 CONFIG ?= debug
 
-.PHONY: all provision build demo test format clean
+.PHONY: all provision build demo test bench format clean
 
 all: build
 
@@ -26,3 +26,10 @@ format:
 
 clean:
 	rm -rf .build
+
+# Benchmarks against the C pjsua app (not part of `make test`; ~12 minutes). Builds the
+# tool optimized, then runs Benchmarks/bench.py; extra harness arguments in BENCH_ARGS
+# (e.g. BENCH_ARGS=--smoke, BENCH_ARGS=--only=rates).
+bench: provision
+	$(SWIFT) build -c release --product swiftpjsua
+	python3 Benchmarks/bench.py --swiftpjsua .build/release/swiftpjsua $(BENCH_ARGS)

@@ -1,0 +1,595 @@
+#!/usr/bin/env python3
+"""Benchmarks swift-pjsua against the C pjsua app built from the same pjproject tree.
+
+Puts identical sipp UAC loads on (a) `swiftpjsua listen` auto-answering and (b) the C
+`pjsua` app (--null-audio --auto-answer 200 --no-vad), one after the other, each on its
+own fresh process, same call limit, same UDP transport on 127.0.0.1, and reports the
+figures side by side with the ratio engine/C. Python 3 standard library only.
+
+    Benchmarks/bench.py --swiftpjsua .build/release/swiftpjsua            # full run (~12 min)
+    Benchmarks/bench.py --smoke --swiftpjsua .build/debug/swiftpjsua      # a few seconds
+
+Writes results.md, results.csv (one row per figure), steps.csv (one row per sipp run)
+and results.json into --out (default .build/bench/<UTC time>). Exit status 0 when the
+run completed (targets missed or not); in --smoke mode, 0 only when both sides
+completed calls and the engine wrote its event-latency file.
+"""
+
+import argparse
+import csv
+import ctypes
+import json
+import math
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SCENARIO = os.path.join(HERE, "uac_timed.xml")
+MAX_CALLS = 512  # both sides; PJSUA_MAX_CALLS of the provisioned pjproject build
+ENGINE, C_APP = "engine", "c"
+SIDES = (ENGINE, C_APP)
+
+
+def log(text):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+# --- ports and /proc ---------------------------------------------------------------------
+
+def free_udp_port(also_free=()):
+    """A UDP port on 127.0.0.1 that is free now, with `port + d` free too for each d."""
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if all(port + d < 65536 and not udp_bound(port + d) for d in also_free):
+            return port
+    raise RuntimeError("no free UDP port")
+
+
+def udp_bound(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return False
+        except OSError:
+            return True
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process, in seconds (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def status_kb(pid, key):
+    """A `VmRSS`/`VmHWM` line of /proc/PID/status, in KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def die_with_parent():
+    """In the child before exec: get SIGTERM when the harness dies, so no server outlives it."""
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def percentile(sorted_values, fraction):
+    """Nearest-rank percentile of an ascending list; None when empty."""
+    if not sorted_values:
+        return None
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+# --- the two servers ----------------------------------------------------------------------
+
+class Server:
+    """One auto-answering user agent under test, in its own fresh process."""
+
+    def __init__(self, side, paths, workdir, tag, stats=False):
+        self.side = side
+        self.port = free_udp_port()
+        self.out_path = os.path.join(workdir, f"{tag}-{side}.out")
+        self.stats_path = os.path.join(workdir, f"{tag}-{side}-events.txt") if stats and side == ENGINE else None
+        if side == ENGINE:
+            argv = [paths.swiftpjsua, "listen", "--port", str(self.port), "--bind", "127.0.0.1",
+                    "--max-calls", str(MAX_CALLS), "--quiet"]
+            if self.stats_path:
+                argv += ["--stats-file", self.stats_path]
+            self.ready_text = "listening on udp"
+        else:
+            argv = [paths.pjsua, "--null-audio", "--auto-answer", "200", "--no-vad",
+                    "--max-calls", str(MAX_CALLS), "--no-tcp", "--ip-addr", "127.0.0.1",
+                    "--bound-addr", "127.0.0.1", "--local-port", str(self.port),
+                    "--log-level", "0", "--app-log-level", "0"]
+            # The app prints its menu once it has started and then reads commands from
+            # standard input; it quits on end of input, so the pipe stays open until stop().
+            self.ready_text = "Call Commands"
+        self.out = open(self.out_path, "wb")
+        self.proc = subprocess.Popen(argv, stdout=self.out, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.PIPE if side == C_APP else subprocess.DEVNULL,
+                                     preexec_fn=die_with_parent)
+        self.pid = self.proc.pid
+        self._wait_ready()
+
+    def output(self):
+        with open(self.out_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def _wait_ready(self, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.side} exited at start ({self.proc.returncode}):\n{self.output()[-2000:]}")
+            if self.ready_text in self.output() and udp_bound(self.port):
+                return
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"{self.side} not ready after {timeout} s:\n{self.output()[-2000:]}")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def cpu(self):
+        return cpu_seconds(self.pid)
+
+    def rss_kb(self):
+        return status_kb(self.pid, "VmRSS")
+
+    def hwm_kb(self):
+        return status_kb(self.pid, "VmHWM")
+
+    def stop(self):
+        """Asks the process to quit (the app's `q` command, the engine's SIGTERM); kills it
+        after 10 s. Returns the exit status."""
+        if self.proc.poll() is None:
+            try:
+                if self.side == C_APP:
+                    self.proc.stdin.write(b"q\n")
+                    self.proc.stdin.flush()
+                    self.proc.stdin.close()
+                else:
+                    self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+                self.proc.kill()
+                self.proc.wait()
+        self.out.close()
+        return self.proc.returncode
+
+    def event_latency(self):
+        """The engine's --stats-file: {'delivery': {...}, 'handler': {...}} in µs."""
+        result = {}
+        if not self.stats_path or not os.path.exists(self.stats_path):
+            return result
+        with open(self.stats_path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) > 1 and all("=" in p for p in parts[1:]):
+                    result[parts[0]] = {k: float(v) for k, v in (p.split("=") for p in parts[1:])}
+        return result
+
+
+# --- sipp ----------------------------------------------------------------------------------
+
+@dataclass
+class Step:
+    """One sipp run against one server, and what it measured."""
+    phase: str
+    side: str
+    rate: int
+    hold_ms: int
+    calls: int
+    successful: int = 0
+    failed: int = 0
+    sipp_exit: int = -1
+    achieved_cps: float = 0.0
+    setup_p50_ms: float = None
+    setup_p99_ms: float = None
+    setup_max_ms: float = None
+    cpu_s: float = 0.0
+    rss_kb: int = 0
+    hwm_kb: int = 0
+    server_alive: bool = True
+    load: str = ""
+    setups_us: list = field(default_factory=list, repr=False)
+
+    @property
+    def passed(self):
+        return (self.sipp_exit == 0 and self.failed == 0 and self.successful == self.calls
+                and self.server_alive and self.achieved_cps >= 0.9 * self.rate)
+
+    def row(self):
+        d = asdict(self)
+        d.pop("setups_us")
+        d["passed"] = self.passed
+        return d
+
+
+def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=False):
+    """Runs sipp's UAC (Benchmarks/uac_timed.xml) against `server` and measures the server."""
+    tag = f"{phase}-{server.side}-{rate}cps-{hold_ms}ms-{calls}"
+    sipp_port = free_udp_port()
+    media_port = free_udp_port(also_free=(2,))
+    stats = os.path.join(workdir, f"{tag}.csv")
+    setups = os.path.join(workdir, f"{tag}-setup.log")
+    expected = calls / rate + hold_ms / 1000
+    argv = ["sipp", "-sf", SCENARIO, f"127.0.0.1:{server.port}", "-i", "127.0.0.1", "-mi", "127.0.0.1",
+            "-p", str(sipp_port), "-mp", str(media_port), "-r", str(rate), "-m", str(calls),
+            "-d", str(hold_ms), "-nostdin", "-trace_stat", "-stf", stats, "-fd", "1",
+            "-trace_logs", "-log_file", setups,
+            "-timeout", f"{int(expected + 20)}s", "-timeout_error"]
+    if limit:
+        argv += ["-l", str(limit)]
+    if media:
+        argv += ["-rtp_echo"]
+    step = Step(phase=phase, side=server.side, rate=rate, hold_ms=hold_ms, calls=calls, load=loadavg())
+    cpu0 = server.cpu()
+    with open(os.path.join(workdir, f"{tag}-sipp.out"), "wb") as out:
+        step.sipp_exit = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        timeout=expected + 60).returncode
+    step.server_alive = server.alive()
+    if step.server_alive:
+        step.cpu_s = server.cpu() - cpu0
+        step.rss_kb = server.rss_kb()
+        step.hwm_kb = server.hwm_kb()
+    step.successful, step.failed = sipp_counters(stats)
+    sent, step.setups_us = setup_times(setups)
+    if len(sent) > 1 and sent[-1] > sent[0]:
+        step.achieved_cps = (len(sent) - 1) / (sent[-1] - sent[0])
+    elif len(sent) == calls:
+        step.achieved_cps = float(rate)
+    ordered = sorted(step.setups_us)
+    if ordered:
+        step.setup_p50_ms = percentile(ordered, 0.50) / 1000
+        step.setup_p99_ms = percentile(ordered, 0.99) / 1000
+        step.setup_max_ms = ordered[-1] / 1000
+    return step
+
+
+def sipp_counters(path):
+    """`SuccessfulCall(C)` and `FailedCall(C)` from the last line of sipp's statistics CSV."""
+    try:
+        with open(path) as f:
+            rows = list(csv.reader(f, delimiter=";"))
+        header, last = rows[0], rows[-1]
+        return int(last[header.index("SuccessfulCall(C)")]), int(last[header.index("FailedCall(C)")])
+    except (OSError, IndexError, ValueError):
+        return 0, 0
+
+
+def setup_times(path):
+    """INVITE send instants (s) and INVITE→200 setup times (µs) from the scenario's log lines.
+
+    sipp's rtd statistics count whole milliseconds; the scenario logs gettimeofday() when it
+    sends the INVITE and when it takes the 200, which is the same interval at 1 µs."""
+    sent, setups = [], []
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 5 and parts[0] == "setup":
+                    s0, u0, s1, u1 = (int(float(p)) for p in parts[1:])
+                    sent.append(s0 + u0 / 1e6)
+                    setups.append((s1 - s0) * 1_000_000 + (u1 - u0))
+    except OSError:
+        pass
+    sent.sort()
+    return sent, setups
+
+
+# --- phases --------------------------------------------------------------------------------
+
+def ordered_sides(i):
+    """Alternates which side goes first, so drift in the machine's load hits both alike."""
+    return SIDES if i % 2 == 0 else SIDES[::-1]
+
+
+def phase_rates(cfg, paths, workdir, steps):
+    """Highest rate with zero failed calls, stepping up; a side stops at its first failure."""
+    best = {}
+    i = 0
+    for hold in cfg.holds_ms:
+        stopped = set()
+        for rate in cfg.rates:
+            for side in ordered_sides(i):
+                if side in stopped:
+                    continue
+                server = Server(side, paths, workdir, f"rate-{hold}ms-{rate}")
+                step = run_sipp(server, workdir, "rate", rate, int(rate * cfg.step_seconds), hold)
+                server.stop()
+                steps.append(step)
+                log(f"rate {rate:>3} cps, {hold:>4} ms calls, {side:>6}: {step.successful}/{step.calls} ok, "
+                    f"{step.failed} failed, {step.achieved_cps:.0f} cps achieved, "
+                    f"setup p99 {fmt(step.setup_p99_ms)} ms -> {'pass' if step.passed else 'FAIL'}")
+                if step.passed:
+                    best[(side, hold)] = rate
+                else:
+                    stopped.add(side)
+            i += 1
+    return best
+
+
+def phase_steady(cfg, paths, workdir, steps):
+    """Setup latency, CPU per 1000 calls, peak RSS and event latency at one steady rate."""
+    out = {}
+    for side in SIDES:
+        server = Server(side, paths, workdir, "steady", stats=True)
+        step = run_sipp(server, workdir, "steady", cfg.steady_rate, cfg.steady_calls, cfg.steady_hold_ms)
+        server.stop()
+        steps.append(step)
+        out[side] = (step, server.event_latency())
+        log(f"steady {cfg.steady_rate} cps, {side:>6}: {step.successful}/{step.calls} ok, setup p50 "
+            f"{fmt(step.setup_p50_ms)} p99 {fmt(step.setup_p99_ms)} ms, cpu {step.cpu_s:.2f} s, "
+            f"peak rss {step.hwm_kb} KiB {'(events ' + str(out[side][1]) + ')' if side == ENGINE else ''}")
+    return out
+
+
+def phase_rss(cfg, paths, workdir, steps):
+    """RSS growth per 1000 calls after a warm-up: least-squares slope of RSS over batches."""
+    out = {}
+    for side in SIDES[::-1]:
+        server = Server(side, paths, workdir, "rss")
+        warm = run_sipp(server, workdir, "rss-warmup", cfg.rss_rate, cfg.rss_warmup, cfg.rss_hold_ms)
+        steps.append(warm)
+        points = [(0, server.rss_kb())]
+        done, ok = 0, warm.passed
+        for b in range(cfg.rss_batches):
+            step = run_sipp(server, workdir, f"rss-{b + 1}", cfg.rss_rate, cfg.rss_batch, cfg.rss_hold_ms)
+            steps.append(step)
+            ok = ok and step.passed
+            done += step.successful
+            if not server.alive():
+                break
+            time.sleep(0.5)  # let the last calls' memory be released
+            points.append((done, server.rss_kb()))
+        server.stop()
+        slope = least_squares_slope(points) * 1000 if len(points) > 2 else None
+        out[side] = {"points": points, "growth_kb_per_1000": slope, "all_passed": ok,
+                     "calls": done, "first_kb": points[0][1], "last_kb": points[-1][1]}
+        log(f"rss {side:>6}: {points} -> {fmt(slope)} KiB per 1000 calls{'' if ok else ' (some calls failed)'}")
+    return out
+
+
+def least_squares_slope(points):
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+
+
+def phase_media(cfg, paths, workdir, steps):
+    """Most concurrent calls holding RTP (sipp -rtp_echo reflects what the UA sends) for the
+    hold time without a failed call; a side stops at its first failure."""
+    best = {}
+    stopped = set()
+    for i, level in enumerate(cfg.media_levels):
+        for side in ordered_sides(i):
+            if side in stopped:
+                continue
+            server = Server(side, paths, workdir, f"media-{level}")
+            step = run_sipp(server, workdir, "media", min(level, cfg.media_setup_rate), level,
+                            cfg.media_hold_ms, limit=level, media=True)
+            server.stop()
+            steps.append(step)
+            log(f"media {level:>3} calls x {cfg.media_hold_ms / 1000:.0f} s, {side:>6}: {step.successful}/{level} ok, "
+                f"{step.failed} failed, cpu {step.cpu_s:.1f} s -> {'pass' if step.passed else 'FAIL'}")
+            if step.passed:
+                best[side] = level
+            else:
+                stopped.add(side)
+    return best
+
+
+# --- report --------------------------------------------------------------------------------
+
+def fmt(value, digits=3):
+    if value is None:
+        return "-"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def ratio(engine, c):
+    if engine is None or c is None or c == 0:
+        return None
+    return engine / c
+
+
+def figures(cfg, rates, steady, rss, media):
+    """(figure, unit, engine, C, target text, met) rows; ratio is engine/C."""
+    rows = []
+    for hold in cfg.holds_ms:
+        e, c = rates.get((ENGINE, hold), 0), rates.get((C_APP, hold), 0)
+        rows.append((f"Sustained rate, {hold} ms calls, zero failures", "calls/s", e, c,
+                     ">= 1.0x C", e >= c))
+    es, cs = steady[ENGINE][0], steady[C_APP][0]
+    rows.append((f"Setup latency p50 (INVITE->200) at {cfg.steady_rate} cps", "ms", es.setup_p50_ms,
+                 cs.setup_p50_ms, "", None))
+    met = es.setup_p99_ms is not None and cs.setup_p99_ms is not None and es.setup_p99_ms <= 1.05 * cs.setup_p99_ms
+    rows.append((f"Setup latency p99 (INVITE->200) at {cfg.steady_rate} cps", "ms", es.setup_p99_ms,
+                 cs.setup_p99_ms, "<= 1.05x C", met))
+    per_k = lambda s: s.cpu_s / s.successful * 1000 if s.successful else None
+    rows.append((f"CPU per 1000 calls at {cfg.steady_rate} cps, {cfg.steady_hold_ms} ms calls", "s",
+                 per_k(es), per_k(cs), "", None))
+    rows.append(("Peak RSS in that run (VmHWM)", "MiB", es.hwm_kb / 1024, cs.hwm_kb / 1024, "", None))
+    eg, cg = rss[ENGINE]["growth_kb_per_1000"], rss[C_APP]["growth_kb_per_1000"]
+    # RSS moves in 4 KiB pages: a difference under one page per 1000 calls is noise.
+    met = eg is not None and cg is not None and eg <= max(cg, 0) + 4
+    rows.append((f"RSS growth per 1000 calls after {cfg.rss_warmup} warm-up, over "
+                 f"{cfg.rss_batch * cfg.rss_batches} calls", "KiB", eg, cg, "<= C (+4 KiB)", met))
+    rows.append((f"Concurrent calls with RTP held {cfg.media_hold_ms // 1000} s, zero failures", "calls",
+                 media.get(ENGINE, 0), media.get(C_APP, 0), "", None))
+    ev = steady[ENGINE][1]
+    for name, label in (("delivery", "Event delivery, callback -> consumer"),
+                        ("handler", "Event latency seen by listen's answering loop")):
+        d = ev.get(name, {})
+        for key, text in (("p50_us", "p50"), ("p99_us", "p99"), ("max_us", "max")):
+            target, ok = ("", None)
+            if name == "delivery" and key == "p99_us":
+                target, ok = "< 100 us", d.get(key) is not None and d[key] < 100
+            rows.append((f"{label} {text} ({int(d.get('events', 0))} events)", "us", d.get(key), None, target, ok))
+    return rows
+
+
+def markdown(rows):
+    lines = ["| Figure | Unit | swiftpjsua | C pjsua | engine/C | Target | Met |",
+             "|---|---|--:|--:|--:|---|---|"]
+    for name, unit, e, c, target, met in rows:
+        r = ratio(e, c)
+        c_text = fmt(c) if c is not None else "n/a (no hop)"
+        met_text = "" if met is None else ("yes" if met else "**no**")
+        lines.append(f"| {name} | {unit} | {fmt(e)} | {c_text} | {fmt(r) + 'x' if r is not None else '-'} "
+                     f"| {target} | {met_text} |")
+    return "\n".join(lines)
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    def version(argv):
+        try:
+            text = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            return (text.stdout + text.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "?"
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
+            "sipp": version(["sipp", "-v"]).strip() or version(["sipp", "-v"]),
+            "pjsua": version(["pjsua", "--version"])}
+
+
+# --- main -------------------------------------------------------------------------------------
+
+@dataclass
+class Config:
+    rates: tuple = (50, 100, 200, 400)
+    holds_ms: tuple = (100, 1000)
+    step_seconds: float = 10
+    steady_rate: int = 100
+    steady_calls: int = 3000
+    steady_hold_ms: int = 1000
+    rss_rate: int = 200
+    rss_hold_ms: int = 100
+    rss_warmup: int = 2000
+    rss_batch: int = 2000
+    rss_batches: int = 5
+    media_levels: tuple = (50, 100, 200, 400)
+    media_hold_ms: int = 30000
+    media_setup_rate: int = 100
+
+
+SMOKE = Config(rates=(50,), holds_ms=(100,), step_seconds=1, steady_rate=50, steady_calls=50,
+               steady_hold_ms=100, rss_rate=50, rss_warmup=10, rss_batch=10, rss_batches=2,
+               media_levels=(4,), media_hold_ms=1000, media_setup_rate=50)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--swiftpjsua", default=os.path.join(ROOT, ".build/release/swiftpjsua"))
+    parser.add_argument("--pjsua", default="/usr/local/bin/pjsua")
+    parser.add_argument("--out", help="results folder (default .build/bench/<UTC time>)")
+    parser.add_argument("--smoke", action="store_true", help="a few seconds of load per side; checks calls completed")
+    parser.add_argument("--only", help="comma-separated phases: rates,steady,rss,media (default all)")
+    args = parser.parse_args()
+
+    cfg = SMOKE if args.smoke else Config()
+    phases = set((args.only or "rates,steady,rss,media").split(","))
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    workdir = os.path.abspath(args.out or os.path.join(ROOT, ".build", "bench", stamp + ("-smoke" if args.smoke else "")))
+    os.makedirs(workdir, exist_ok=True)
+    for tool in (args.swiftpjsua, args.pjsua):
+        if not os.access(tool, os.X_OK):
+            sys.exit(f"bench: {tool} is not an executable (run `make bench`, or pass --swiftpjsua/--pjsua)")
+    paths = argparse.Namespace(swiftpjsua=os.path.abspath(args.swiftpjsua), pjsua=args.pjsua)
+
+    started = time.monotonic()
+    info = {"started_utc": stamp, "machine": machine(), "load_at_start": loadavg(), "config": asdict(cfg),
+            "smoke": args.smoke}
+    log(f"{'smoke' if args.smoke else 'full'} run into {workdir}; load average {info['load_at_start']}")
+    steps = []
+    rates = phase_rates(cfg, paths, workdir, steps) if "rates" in phases else {}
+    steady = phase_steady(cfg, paths, workdir, steps) if "steady" in phases else None
+    rss = phase_rss(cfg, paths, workdir, steps) if "rss" in phases else None
+    media = phase_media(cfg, paths, workdir, steps) if "media" in phases else {}
+    info["load_at_end"] = loadavg()
+    info["minutes"] = round((time.monotonic() - started) / 60, 1)
+
+    with open(os.path.join(workdir, "steps.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(steps[0].row().keys()) if steps else ["phase"])
+        writer.writeheader()
+        for step in steps:
+            writer.writerow(step.row())
+
+    if steady is None or rss is None:
+        log(f"partial run ({','.join(sorted(phases))}); steps in {workdir}/steps.csv")
+        return 0
+
+    rows = figures(cfg, rates, steady, rss, media)
+    table = markdown(rows)
+    with open(os.path.join(workdir, "results.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["figure", "unit", "swiftpjsua", "c_pjsua", "ratio_engine_over_c", "target", "met"])
+        for name, unit, e, c, target, met in rows:
+            r = ratio(e, c)
+            writer.writerow([name, unit, "" if e is None else round(e, 4), "" if c is None else round(c, 4),
+                             "" if r is None else round(r, 4), target, "" if met is None else met])
+    header = (f"Run {stamp}, {info['minutes']} min, load average {info['load_at_start']} at start and "
+              f"{info['load_at_end']} at end; {info['machine']['cpu']}, {info['machine']['cores']} cores, "
+              f"Linux {info['machine']['kernel']}.")
+    with open(os.path.join(workdir, "results.md"), "w") as f:
+        f.write(header + "\n\n" + table + "\n")
+    info.update(rates={f"{s}-{h}ms": r for (s, h), r in rates.items()}, media=media,
+                rss={s: {k: v for k, v in d.items()} for s, d in rss.items()},
+                event_latency=steady[ENGINE][1])
+    with open(os.path.join(workdir, "results.json"), "w") as f:
+        json.dump(info, f, indent=2, default=str)
+    print()
+    print(header)
+    print()
+    print(table)
+    print()
+    log(f"done in {info['minutes']} min; results in {workdir}")
+
+    if args.smoke:
+        problems = []
+        for side in SIDES:
+            if steady[side][0].successful == 0:
+                problems.append(f"{side}: no call completed")
+            if not any(s.side == side and s.phase == "media" and s.successful > 0 for s in steps):
+                problems.append(f"{side}: no call with media completed")
+        if steady[ENGINE][1].get("delivery", {}).get("events", 0) == 0:
+            problems.append("engine: no event latency written")
+        for problem in problems:
+            log(f"smoke: {problem}")
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
