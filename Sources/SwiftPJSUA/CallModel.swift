@@ -102,12 +102,13 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
     /// `"Display \"Name\"" <sip:user@host>`, `Display <sip:user@host>` or `sip:user@host`.
     /// The display-name is unquoted and its quoted-pairs (RFC 3261 §25.1) unescaped.
     public init(parsing text: String) {
-        let chars = Array(text.trimmingWhitespace())
+        // Runs in every call callback: characters are split out only for a quoted display-name.
+        var rest = text.trimmingWhitespace()
         var display: String?
-        var index = 0
-        if chars.first == "\"" {
+        if rest.first == "\"" {
+            let chars = Array(rest)
             var name = ""
-            index = 1
+            var index = 1
             while index < chars.count, chars[index] != "\"" {
                 if chars[index] == "\\", index + 1 < chars.count {
                     index += 1
@@ -117,8 +118,8 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
             }
             display = name
             index += 1
+            rest = String(chars[min(index, chars.count)...])
         }
-        let rest = String(chars[min(index, chars.count)...])
         if let open = rest.firstIndex(of: "<"), let close = rest.lastIndex(of: ">"), open < close {
             let token = rest[..<open].trimmingWhitespace()
             if display == nil, !token.isEmpty { display = token }
@@ -144,10 +145,12 @@ extension StringProtocol {
     }
 
     func trimmingWhitespace() -> String {
-        var scalars = Substring(self).unicodeScalars[...]
-        while let first = scalars.first, first.properties.isWhitespace { scalars = scalars.dropFirst() }
-        while let last = scalars.last, last.properties.isWhitespace { scalars = scalars.dropLast() }
-        return String(String.UnicodeScalarView(scalars))
+        // Bounds first, then one copy of the slice (not a scalar-by-scalar rebuild).
+        let scalars = Substring(self).unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[start...end])
     }
 
     func replacingAll(_ target: Character, with replacement: String) -> String {
