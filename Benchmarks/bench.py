@@ -22,6 +22,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,6 +36,7 @@ ROOT = os.path.dirname(HERE)
 SCENARIO = os.path.join(HERE, "uac_timed.xml")
 MAX_CALLS = 512  # both sides; PJSUA_MAX_CALLS of the provisioned pjproject build
 ENGINE, C_APP = "engine", "c"
+REALTIME_PRIORITY = 10
 SIDES = (ENGINE, C_APP)
 
 
@@ -106,7 +108,7 @@ def percentile(sorted_values, fraction):
 class Server:
     """One auto-answering user agent under test, in its own fresh process."""
 
-    def __init__(self, side, paths, workdir, tag, stats=False):
+    def __init__(self, side, paths, workdir, tag, stats=False, realtime=False):
         self.side = side
         self.port = free_udp_port()
         self.out_path = os.path.join(workdir, f"{tag}-{side}.out")
@@ -125,6 +127,10 @@ class Server:
             # The app prints its menu once it has started and then reads commands from
             # standard input; it quits on end of input, so the pipe stays open until stop().
             self.ready_text = "Call Commands"
+        if realtime:
+            # Diagnostic only: SCHED_FIFO for every thread of the server, so that waking a
+            # thread does not wait behind other processes' time slices.
+            argv = ["chrt", "-f", str(REALTIME_PRIORITY)] + argv
         self.out = open(self.out_path, "wb")
         self.proc = subprocess.Popen(argv, stdout=self.out, stderr=subprocess.STDOUT,
                                      stdin=subprocess.PIPE if side == C_APP else subprocess.DEVNULL,
@@ -330,16 +336,21 @@ def phase_rates(cfg, paths, workdir, steps):
     return best
 
 
-def phase_steady(cfg, paths, workdir, steps):
-    """Setup latency, CPU per 1000 calls, peak RSS and event latency at one steady rate."""
+def phase_steady(cfg, paths, workdir, steps, realtime=False):
+    """Setup latency, CPU per 1000 calls, peak RSS and event latency at one steady rate.
+    With `realtime`, the same (shorter) load on servers running SCHED_FIFO: a diagnostic that
+    separates what the code costs from how long the shared machine's scheduler makes a woken
+    thread wait."""
     out = {}
+    phase = "steady-rt" if realtime else "steady"
+    calls = cfg.realtime_calls if realtime else cfg.steady_calls
     for side in SIDES:
-        server = Server(side, paths, workdir, "steady", stats=True)
-        step = run_sipp(server, workdir, "steady", cfg.steady_rate, cfg.steady_calls, cfg.steady_hold_ms)
+        server = Server(side, paths, workdir, phase, stats=True, realtime=realtime)
+        step = run_sipp(server, workdir, phase, cfg.steady_rate, calls, cfg.steady_hold_ms)
         server.stop()
         steps.append(step)
         out[side] = (step, server.event_latency())
-        log(f"steady {cfg.steady_rate} cps, {side:>6}: {step.successful}/{step.calls} ok, setup p50 "
+        log(f"{phase} {cfg.steady_rate} cps, {side:>6}: {step.successful}/{step.calls} ok, setup p50 "
             f"{fmt(step.setup_p50_ms)} p99 {fmt(step.setup_p99_ms)} ms, cpu {step.cpu_s:.2f} s, "
             f"peak rss {step.hwm_kb} KiB {'(events ' + str(out[side][1]) + ')' if side == ENGINE else ''}")
     return out
@@ -382,7 +393,7 @@ def least_squares_slope(points):
 def phase_media(cfg, paths, workdir, steps):
     """Most concurrent calls holding RTP (sipp -rtp_echo reflects what the UA sends) for the
     hold time without a failed call; a side stops at its first failure."""
-    best = {}
+    best, holding = {}, {}
     stopped = set()
     for i, level in enumerate(cfg.media_levels):
         for side in ordered_sides(i):
@@ -397,9 +408,10 @@ def phase_media(cfg, paths, workdir, steps):
                 f"{step.failed} failed, cpu {step.cpu_s:.1f} s -> {'pass' if step.passed else 'FAIL'}")
             if step.passed:
                 best[side] = level
+                holding[(side, level)] = step.cpu_s / (cfg.media_hold_ms / 1000 + level / cfg.media_setup_rate)
             else:
                 stopped.add(side)
-    return best
+    return best, holding
 
 
 # --- report --------------------------------------------------------------------------------
@@ -418,7 +430,7 @@ def ratio(engine, c):
     return engine / c
 
 
-def figures(cfg, rates, steady, rss, media):
+def figures(cfg, rates, steady, realtime, rss, media, holding):
     """(figure, unit, engine, C, target text, met) rows; ratio is engine/C."""
     rows = []
     for hold in cfg.holds_ms:
@@ -442,15 +454,33 @@ def figures(cfg, rates, steady, rss, media):
                  f"{cfg.rss_batch * cfg.rss_batches} calls", "KiB", eg, cg, "<= C (+4 KiB)", met))
     rows.append((f"Concurrent calls with RTP held {cfg.media_hold_ms // 1000} s, zero failures", "calls",
                  media.get(ENGINE, 0), media.get(C_APP, 0), "", None))
-    ev = steady[ENGINE][1]
-    for name, label in (("delivery", "Event delivery, callback -> consumer"),
-                        ("handler", "Event latency seen by listen's answering loop")):
-        d = ev.get(name, {})
+    common = [level for level in cfg.media_levels if (ENGINE, level) in holding and (C_APP, level) in holding]
+    if common:
+        level = common[-1]
+        rows.append((f"CPU while holding {level} calls with RTP", "cores", holding[(ENGINE, level)],
+                     holding[(C_APP, level)], "", None))
+    rows += event_rows(steady[ENGINE][1], "", with_target=True)
+    if realtime:
+        er, cr = realtime[ENGINE][0], realtime[C_APP][0]
+        rows.append((f"Diagnostic, SCHED_FIFO: setup latency p50 at {cfg.steady_rate} cps", "ms",
+                     er.setup_p50_ms, cr.setup_p50_ms, "", None))
+        rows.append((f"Diagnostic, SCHED_FIFO: setup latency p99 at {cfg.steady_rate} cps", "ms",
+                     er.setup_p99_ms, cr.setup_p99_ms, "", None))
+        rows += event_rows(realtime[ENGINE][1], "Diagnostic, SCHED_FIFO: ", with_target=False)
+    return rows
+
+
+def event_rows(latency, prefix, with_target):
+    rows = []
+    for name, label in (("delivery", "event delivery, callback -> consumer"),
+                        ("handler", "event latency seen by listen's answering loop")):
+        d = latency.get(name, {})
         for key, text in (("p50_us", "p50"), ("p99_us", "p99"), ("max_us", "max")):
             target, ok = ("", None)
-            if name == "delivery" and key == "p99_us":
+            if with_target and name == "delivery" and key == "p99_us":
                 target, ok = "< 100 us", d.get(key) is not None and d[key] < 100
-            rows.append((f"{label} {text} ({int(d.get('events', 0))} events)", "us", d.get(key), None, target, ok))
+            title = f"{prefix}{label} {text} ({int(d.get('events', 0))} events)"
+            rows.append((title[0].upper() + title[1:], "us", d.get(key), None, target, ok))
     return rows
 
 
@@ -499,14 +529,15 @@ class Config:
     rss_warmup: int = 2000
     rss_batch: int = 2000
     rss_batches: int = 5
-    media_levels: tuple = (50, 100, 200, 400)
+    media_levels: tuple = (100, 200, 400, 500)
     media_hold_ms: int = 30000
     media_setup_rate: int = 100
+    realtime_calls: int = 1500
 
 
 SMOKE = Config(rates=(50,), holds_ms=(100,), step_seconds=1, steady_rate=50, steady_calls=50,
                steady_hold_ms=100, rss_rate=50, rss_warmup=10, rss_batch=10, rss_batches=2,
-               media_levels=(4,), media_hold_ms=1000, media_setup_rate=50)
+               media_levels=(4,), media_hold_ms=1000, media_setup_rate=50, realtime_calls=0)
 
 
 def main():
@@ -515,11 +546,11 @@ def main():
     parser.add_argument("--pjsua", default="/usr/local/bin/pjsua")
     parser.add_argument("--out", help="results folder (default .build/bench/<UTC time>)")
     parser.add_argument("--smoke", action="store_true", help="a few seconds of load per side; checks calls completed")
-    parser.add_argument("--only", help="comma-separated phases: rates,steady,rss,media (default all)")
+    parser.add_argument("--only", help="comma-separated phases: rates,steady,realtime,rss,media (default all)")
     args = parser.parse_args()
 
     cfg = SMOKE if args.smoke else Config()
-    phases = set((args.only or "rates,steady,rss,media").split(","))
+    phases = set((args.only or "rates,steady,realtime,rss,media").split(","))
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     workdir = os.path.abspath(args.out or os.path.join(ROOT, ".build", "bench", stamp + ("-smoke" if args.smoke else "")))
     os.makedirs(workdir, exist_ok=True)
@@ -535,8 +566,14 @@ def main():
     steps = []
     rates = phase_rates(cfg, paths, workdir, steps) if "rates" in phases else {}
     steady = phase_steady(cfg, paths, workdir, steps) if "steady" in phases else None
+    realtime = None
+    if "realtime" in phases and cfg.realtime_calls:
+        if os.geteuid() == 0 and shutil.which("chrt"):
+            realtime = phase_steady(cfg, paths, workdir, steps, realtime=True)
+        else:
+            log("skipping the real-time diagnostic: needs root and chrt")
     rss = phase_rss(cfg, paths, workdir, steps) if "rss" in phases else None
-    media = phase_media(cfg, paths, workdir, steps) if "media" in phases else {}
+    media, holding = phase_media(cfg, paths, workdir, steps) if "media" in phases else ({}, {})
     info["load_at_end"] = loadavg()
     info["minutes"] = round((time.monotonic() - started) / 60, 1)
 
@@ -550,7 +587,7 @@ def main():
         log(f"partial run ({','.join(sorted(phases))}); steps in {workdir}/steps.csv")
         return 0
 
-    rows = figures(cfg, rates, steady, rss, media)
+    rows = figures(cfg, rates, steady, realtime, rss, media, holding)
     table = markdown(rows)
     with open(os.path.join(workdir, "results.csv"), "w", newline="") as f:
         writer = csv.writer(f)
