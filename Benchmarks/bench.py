@@ -165,6 +165,9 @@ class Server:
     def hwm_kb(self):
         return status_kb(self.pid, "VmHWM")
 
+    def anon_kb(self):
+        return status_kb(self.pid, "RssAnon")
+
     def stop(self):
         """Asks the process to quit (the app's `q` command, the engine's SIGTERM); kills it
         after 10 s. Returns the exit status."""
@@ -216,6 +219,7 @@ class Step:
     cpu_s: float = 0.0
     rss_kb: int = 0
     hwm_kb: int = 0
+    anon_kb: int = 0
     server_alive: bool = True
     load: str = ""
     setups_us: list = field(default_factory=list, repr=False)
@@ -259,6 +263,7 @@ def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=Fal
         step.cpu_s = server.cpu() - cpu0
         step.rss_kb = server.rss_kb()
         step.hwm_kb = server.hwm_kb()
+        step.anon_kb = server.anon_kb()
     step.successful, step.failed = sipp_counters(stats)
     sent, step.setups_us = setup_times(setups)
     if len(sent) > 1 and sent[-1] > sent[0]:
@@ -447,6 +452,8 @@ def figures(cfg, rates, steady, realtime, rss, media, holding):
     rows.append((f"CPU per 1000 calls at {cfg.steady_rate} cps, {cfg.steady_hold_ms} ms calls", "s",
                  per_k(es), per_k(cs), "", None))
     rows.append(("Peak RSS in that run (VmHWM)", "MiB", es.hwm_kb / 1024, cs.hwm_kb / 1024, "", None))
+    rows.append(("Anonymous RSS at its end (RssAnon: heap and stacks, no library pages)", "MiB",
+                 es.anon_kb / 1024, cs.anon_kb / 1024, "", None))
     eg, cg = rss[ENGINE]["growth_kb_per_1000"], rss[C_APP]["growth_kb_per_1000"]
     # RSS moves in 4 KiB pages: a difference under one page per 1000 calls is noise.
     met = eg is not None and cg is not None and eg <= max(cg, 0) + 4
@@ -546,10 +553,18 @@ def main():
     parser.add_argument("--pjsua", default="/usr/local/bin/pjsua")
     parser.add_argument("--out", help="results folder (default .build/bench/<UTC time>)")
     parser.add_argument("--smoke", action="store_true", help="a few seconds of load per side; checks calls completed")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply call counts and hold times (e.g. 0.2 for a quick look); full run is 1")
     parser.add_argument("--only", help="comma-separated phases: rates,steady,realtime,rss,media (default all)")
     args = parser.parse_args()
 
     cfg = SMOKE if args.smoke else Config()
+    if args.scale != 1.0 and not args.smoke:
+        k = args.scale
+        cfg = Config(step_seconds=max(1, cfg.step_seconds * k), steady_calls=max(50, int(cfg.steady_calls * k)),
+                     rss_warmup=max(50, int(cfg.rss_warmup * k)), rss_batch=max(50, int(cfg.rss_batch * k)),
+                     media_hold_ms=max(1000, int(cfg.media_hold_ms * k)),
+                     realtime_calls=max(50, int(cfg.realtime_calls * k)))
     phases = set((args.only or "rates,steady,realtime,rss,media").split(","))
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     workdir = os.path.abspath(args.out or os.path.join(ROOT, ".build", "bench", stamp + ("-smoke" if args.smoke else "")))

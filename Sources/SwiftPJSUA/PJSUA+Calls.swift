@@ -28,8 +28,8 @@ extension PJSUA {
     public func answer(_ call: Call, statusCode: Int = 200) throws {
         guard (100...699).contains(statusCode) else { throw PJSUAUsageError.invalidStatusCode(statusCode) }
         let slot = try liveSlot(call)
-        if let info = Native.readCallInfo(slot, call: call),
-           info.info.role != .callee || ![.incoming, .early].contains(info.state) {
+        if let info = Native.readCallState(slot),
+           info.role != .callee || ![.incoming, .early].contains(info.state) {
             throw PJSUAUsageError.invalidCallState(call, info.state)
         }
         try Native.answer(slot, statusCode: statusCode)

@@ -9,10 +9,10 @@ import CPJSIP
 func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_event>?) {
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
-    guard let info = Native.readCallInfo(slot, call: call) else { return }
+    guard let info = Native.readCallState(slot) else { return }
     bridge.hub.emit(.callState(
         call: call, state: info.state, sipCallID: info.sipCallID,
-        lastStatus: info.lastStatusCode, reason: info.lastReason))
+        lastStatus: info.lastStatus, reason: info.reason))
     if info.state == .disconnected {
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
