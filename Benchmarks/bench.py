@@ -236,8 +236,9 @@ class Step:
         return d
 
 
-def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=False):
-    """Runs sipp's UAC (Benchmarks/uac_timed.xml) against `server` and measures the server."""
+def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=False, rss_samples=None):
+    """Runs sipp's UAC (Benchmarks/uac_timed.xml) against `server` and measures the server.
+    With `rss_samples` (a list), appends (time, VmRSS KiB) about once a second while sipp runs."""
     tag = f"{phase}-{server.side}-{rate}cps-{hold_ms}ms-{calls}"
     sipp_port = free_udp_port()
     media_port = free_udp_port(also_free=(2,))
@@ -256,8 +257,18 @@ def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=Fal
     step = Step(phase=phase, side=server.side, rate=rate, hold_ms=hold_ms, calls=calls, load=loadavg())
     cpu0 = server.cpu()
     with open(os.path.join(workdir, f"{tag}-sipp.out"), "wb") as out:
-        step.sipp_exit = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        timeout=expected + 60).returncode
+        sipp = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + expected + 60
+        while sipp.poll() is None and time.monotonic() < deadline:
+            if rss_samples is not None and server.alive():
+                rss_samples.append((time.time(), server.rss_kb()))
+            try:
+                sipp.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                pass
+        if sipp.poll() is None:
+            sipp.kill()
+        step.sipp_exit = sipp.wait()
     step.server_alive = server.alive()
     if step.server_alive:
         step.cpu_s = server.cpu() - cpu0
@@ -362,29 +373,60 @@ def phase_steady(cfg, paths, workdir, steps, realtime=False):
 
 
 def phase_rss(cfg, paths, workdir, steps):
-    """RSS growth per 1000 calls after a warm-up: least-squares slope of RSS over batches."""
+    """RSS growth per 1000 calls after a warm-up: one continuous sipp run of warm-up plus
+    measured calls at one rate, RSS sampled every second, calls completed at each sample
+    read from sipp's per-second statistics, least-squares slope over the measured part.
+
+    pjsip keeps each finished call's transactions (and their memory) for Timer I/J, 32 s
+    on UDP, so RSS climbs for the first 32 s of any load before it levels off; the warm-up
+    must be longer than that at the measured rate."""
     out = {}
     for side in SIDES[::-1]:
         server = Server(side, paths, workdir, "rss")
-        warm = run_sipp(server, workdir, "rss-warmup", cfg.rss_rate, cfg.rss_warmup, cfg.rss_hold_ms)
-        steps.append(warm)
-        points = [(0, server.rss_kb())]
-        done, ok = 0, warm.passed
-        for b in range(cfg.rss_batches):
-            step = run_sipp(server, workdir, f"rss-{b + 1}", cfg.rss_rate, cfg.rss_batch, cfg.rss_hold_ms)
-            steps.append(step)
-            ok = ok and step.passed
-            done += step.successful
-            if not server.alive():
-                break
-            time.sleep(0.5)  # let the last calls' memory be released
-            points.append((done, server.rss_kb()))
+        samples = []
+        total = cfg.rss_warmup + cfg.rss_measured
+        step = run_sipp(server, workdir, "rss", cfg.rss_rate, total, cfg.rss_hold_ms, rss_samples=samples)
         server.stop()
-        slope = least_squares_slope(points) * 1000 if len(points) > 2 else None
-        out[side] = {"points": points, "growth_kb_per_1000": slope, "all_passed": ok,
-                     "calls": done, "first_kb": points[0][1], "last_kb": points[-1][1]}
-        log(f"rss {side:>6}: {points} -> {fmt(slope)} KiB per 1000 calls{'' if ok else ' (some calls failed)'}")
+        steps.append(step)
+        progress = sipp_progress(os.path.join(workdir, f"rss-{side}-{cfg.rss_rate}cps-{cfg.rss_hold_ms}ms-{total}.csv"))
+        points = [(calls_at(progress, t), kb) for t, kb in samples]
+        measured = [(c, kb) for c, kb in points if cfg.rss_warmup <= c < total]
+        slope = least_squares_slope(measured) * 1000 if len(measured) > 2 else None
+        at_warm = measured[0][1] if measured else None
+        out[side] = {"growth_kb_per_1000": slope, "all_passed": step.passed, "calls": step.successful,
+                     "rss_after_warmup_kb": at_warm, "rss_at_end_kb": measured[-1][1] if measured else None,
+                     "points": points}
+        log(f"rss {side:>6}: {step.successful}/{total} ok, RSS {at_warm} KiB after {cfg.rss_warmup} calls, "
+            f"{out[side]['rss_at_end_kb']} KiB at {measured[-1][0] if measured else '-'} -> {fmt(slope)} KiB per 1000 calls"
+            f"{'' if step.passed else ' (some calls failed)'}")
     return out
+
+
+def sipp_progress(path):
+    """(epoch seconds, successful calls so far) from each line of sipp's statistics CSV."""
+    rows = []
+    try:
+        with open(path) as f:
+            table = list(csv.reader(f, delimiter=";"))
+        header = table[0]
+        t, ok = header.index("CurrentTime"), header.index("SuccessfulCall(C)")
+        for row in table[1:]:
+            rows.append((float(row[t].split("\t")[-1]), int(row[ok])))
+    except (OSError, IndexError, ValueError):
+        pass
+    return rows
+
+
+def calls_at(progress, when):
+    """Calls completed at `when`, interpolated between sipp's once-a-second counts."""
+    before = [(t, c) for t, c in progress if t <= when]
+    after = [(t, c) for t, c in progress if t > when]
+    if not before:
+        return 0
+    if not after:
+        return before[-1][1]
+    (t0, c0), (t1, c1) = before[-1], after[0]
+    return round(c0 + (c1 - c0) * (when - t0) / (t1 - t0))
 
 
 def least_squares_slope(points):
@@ -424,13 +466,19 @@ def phase_media(cfg, paths, workdir, steps):
 def fmt(value, digits=3):
     if value is None:
         return "-"
+    if isinstance(value, str):
+        return value
     if isinstance(value, int):
         return str(value)
     return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:.0f}"
 
 
+def kib_to_mib(kb):
+    return None if kb is None else kb / 1024
+
+
 def ratio(engine, c):
-    if engine is None or c is None or c == 0:
+    if not isinstance(engine, (int, float)) or not isinstance(c, (int, float)) or c == 0:
         return None
     return engine / c
 
@@ -457,8 +505,11 @@ def figures(cfg, rates, steady, realtime, rss, media, holding):
     eg, cg = rss[ENGINE]["growth_kb_per_1000"], rss[C_APP]["growth_kb_per_1000"]
     # RSS moves in 4 KiB pages: a difference under one page per 1000 calls is noise.
     met = eg is not None and cg is not None and eg <= max(cg, 0) + 4
-    rows.append((f"RSS growth per 1000 calls after {cfg.rss_warmup} warm-up, over "
-                 f"{cfg.rss_batch * cfg.rss_batches} calls", "KiB", eg, cg, "<= C (+4 KiB)", met))
+    rows.append((f"RSS growth per 1000 calls after {cfg.rss_warmup} warm-up, over the next "
+                 f"{cfg.rss_measured} ({cfg.rss_rate} cps)", "KiB", eg, cg, "<= C (+4 KiB)", met))
+    rows.append((f"RSS after {cfg.rss_warmup} calls at {cfg.rss_rate} cps (pjsip holds 32 s of transactions)",
+                 "MiB", kib_to_mib(rss[ENGINE]["rss_after_warmup_kb"]), kib_to_mib(rss[C_APP]["rss_after_warmup_kb"]),
+                 "", None))
     rows.append((f"Concurrent calls with RTP held {cfg.media_hold_ms // 1000} s, zero failures", "calls",
                  media.get(ENGINE, 0), media.get(C_APP, 0), "", None))
     common = [level for level in cfg.media_levels if (ENGINE, level) in holding and (C_APP, level) in holding]
@@ -487,7 +538,7 @@ def event_rows(latency, prefix, with_target):
             if with_target and name == "delivery" and key == "p99_us":
                 target, ok = "< 100 us", d.get(key) is not None and d[key] < 100
             title = f"{prefix}{label} {text} ({int(d.get('events', 0))} events)"
-            rows.append((title[0].upper() + title[1:], "us", d.get(key), None, target, ok))
+            rows.append((title[0].upper() + title[1:], "us", d.get(key), "n/a (no hop)", target, ok))
     return rows
 
 
@@ -496,7 +547,7 @@ def markdown(rows):
              "|---|---|--:|--:|--:|---|---|"]
     for name, unit, e, c, target, met in rows:
         r = ratio(e, c)
-        c_text = fmt(c) if c is not None else "n/a (no hop)"
+        c_text = fmt(c)
         met_text = "" if met is None else ("yes" if met else "**no**")
         lines.append(f"| {name} | {unit} | {fmt(e)} | {c_text} | {fmt(r) + 'x' if r is not None else '-'} "
                      f"| {target} | {met_text} |")
@@ -533,17 +584,16 @@ class Config:
     steady_hold_ms: int = 1000
     rss_rate: int = 200
     rss_hold_ms: int = 100
-    rss_warmup: int = 2000
-    rss_batch: int = 2000
-    rss_batches: int = 5
-    media_levels: tuple = (100, 200, 400, 500)
+    rss_warmup: int = 10000
+    rss_measured: int = 6000
+    media_levels: tuple = (100, 200, 300, 400)
     media_hold_ms: int = 30000
     media_setup_rate: int = 100
     realtime_calls: int = 1500
 
 
 SMOKE = Config(rates=(50,), holds_ms=(100,), step_seconds=1, steady_rate=50, steady_calls=50,
-               steady_hold_ms=100, rss_rate=50, rss_warmup=10, rss_batch=10, rss_batches=2,
+               steady_hold_ms=100, rss_rate=50, rss_warmup=50, rss_measured=100,
                media_levels=(4,), media_hold_ms=1000, media_setup_rate=50, realtime_calls=0)
 
 
@@ -562,7 +612,7 @@ def main():
     if args.scale != 1.0 and not args.smoke:
         k = args.scale
         cfg = Config(step_seconds=max(1, cfg.step_seconds * k), steady_calls=max(50, int(cfg.steady_calls * k)),
-                     rss_warmup=max(50, int(cfg.rss_warmup * k)), rss_batch=max(50, int(cfg.rss_batch * k)),
+                     rss_warmup=max(50, int(cfg.rss_warmup * k)), rss_measured=max(50, int(cfg.rss_measured * k)),
                      media_hold_ms=max(1000, int(cfg.media_hold_ms * k)),
                      realtime_calls=max(50, int(cfg.realtime_calls * k)))
     phases = set((args.only or "rates,steady,realtime,rss,media").split(","))
@@ -609,7 +659,8 @@ def main():
         writer.writerow(["figure", "unit", "swiftpjsua", "c_pjsua", "ratio_engine_over_c", "target", "met"])
         for name, unit, e, c, target, met in rows:
             r = ratio(e, c)
-            writer.writerow([name, unit, "" if e is None else round(e, 4), "" if c is None else round(c, 4),
+            num = lambda v: round(v, 4) if isinstance(v, (int, float)) else ("" if v is None else v)
+            writer.writerow([name, unit, num(e), num(c),
                              "" if r is None else round(r, 4), target, "" if met is None else met])
     header = (f"Run {stamp}, {info['minutes']} min, load average {info['load_at_start']} at start and "
               f"{info['load_at_end']} at end; {info['machine']['cpu']}, {info['machine']['cores']} cores, "
