@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Provision everything swift-pjsua needs to build and test on Debian/Ubuntu:
 #   1. Debian packages: build tools, C libraries pjproject links against, and the
-#      real SIP peers the tests talk to (sipp, kamailio, sox, ...).
+#      real SIP peers the tests talk to (sipp, kamailio, sox, ...), python3 for the
+#      benchmark harness and chrt (util-linux) for its real-time diagnostic run.
 #   2. pjproject >= 2.12 with its pkg-config file. If one is already visible to
 #      pkg-config (distribution package, Homebrew, your own build) it is used as is;
 #      otherwise pjproject 2.12.1 is built from the tree carried inside Debian's
@@ -27,7 +28,7 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PAT
 # --- Debian packages ---------------------------------------------------------
 build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev libsrtp2-dev
             libspeex-dev libspeexdsp-dev libgsm1-dev uuid-dev xz-utils)
-peer_pkgs=(sip-tester kamailio sox openssl procps iproute2)
+peer_pkgs=(sip-tester kamailio sox openssl procps iproute2 python3 util-linux)
 
 missing_pkgs() {
     local p
