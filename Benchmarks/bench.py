@@ -187,7 +187,7 @@ class Server:
         return self.proc.returncode
 
     def event_latency(self):
-        """The engine's --stats-file: {'delivery': {...}, 'handler': {...}} in µs."""
+        """The engine's --stats-file: {'delivery': {'events': N, 'p50_us': …, 'p99_us': …, 'max_us': …}}."""
         result = {}
         if not self.stats_path or not os.path.exists(self.stats_path):
             return result
@@ -530,8 +530,7 @@ def figures(cfg, rates, steady, realtime, rss, media, holding):
 
 def event_rows(latency, prefix, with_target):
     rows = []
-    for name, label in (("delivery", "event delivery, callback -> consumer"),
-                        ("handler", "event latency seen by listen's answering loop")):
+    for name, label in (("delivery", "event delivery, callback -> consumer"),):
         d = latency.get(name, {})
         for key, text in (("p50_us", "p50"), ("p99_us", "p99"), ("max_us", "max")):
             target, ok = ("", None)

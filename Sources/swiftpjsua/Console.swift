@@ -6,6 +6,12 @@ import Synchronization
 final class EventPrinter: Sendable {
     private let start = ContinuousClock.now
     private let lock = Mutex(())
+    /// `--quiet`: no line per event or per answered call, so printing cannot dominate a load test.
+    let quiet: Bool
+
+    init(quiet: Bool = false) {
+        self.quiet = quiet
+    }
 
     func line(_ text: String) {
         let elapsed = ContinuousClock.now - start
@@ -16,7 +22,13 @@ final class EventPrinter: Sendable {
         }
     }
 
+    /// A line that `--quiet` leaves out.
+    func detail(_ text: String) {
+        if !quiet { line(text) }
+    }
+
     func event(_ event: PJSUAEvent, names: [Call: String] = [:]) {
+        guard !quiet else { return }
         func name(_ call: Call) -> String { names[call].map { "\($0) (\(call))" } ?? "\(call)" }
         switch event {
         case .registrationState(let account, let active, let code, let reason, let expiration):

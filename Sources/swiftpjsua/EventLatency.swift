@@ -2,7 +2,7 @@ import Foundation
 import SwiftPJSUA
 
 /// Event-delivery latency for `listen --stats-file`: how long each event took from pjsua's
-/// callback (``TimestampedEvent/raisedAt``) to a consumer holding it.
+/// callback (`TimestampedEvent.raisedAt`) to a consumer holding it.
 ///
 /// A fixed histogram of 1 µs buckets up to 100 ms (larger values count in the last bucket,
 /// the maximum is kept exactly), so memory stays constant however many calls a run takes.

@@ -12,16 +12,13 @@ enum Listen {
         let play = options.string("play")
         let record = options.string("record")
         try requireReadable(play)
-        let quiet = options.flags.contains("quiet")
         let statsFile = options.string("stats-file")
-        let printer = EventPrinter()
+        let printer = EventPrinter(quiet: options.flags.contains("quiet"))
         let engine = PJSUA()
         let signals = SignalShutdown(engine: engine)
-        // With --stats-file, a second subscriber that only times delivery, and this loop times
-        // what it sees too (which includes waiting behind its own answer calls).
+        let events = engine.events
+        // --stats-file: a second subscriber that does nothing but time each event's delivery.
         let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
-        var handler = LatencyHistogram()
-        let events = engine.timestampedEvents
         try await engine.start(configuration(options: options, port: UInt16(port)))
         _ = try await engine.addLocalAccount()
         if let transport = try await engine.transports().first {
@@ -29,16 +26,14 @@ enum Listen {
         }
         var attached: Set<Call> = []
         var callCount = 0
-        for await stamped in events {
-            if statsFile != nil { handler.record(ContinuousClock.now - stamped.raisedAt) }
-            let event = stamped.event
-            if !quiet { printer.event(event) }
+        for await event in events {
+            printer.event(event)
             switch event {
             case .incomingCall(_, let call, _, _, _):
                 callCount += 1
                 do {
                     try await engine.answer(call, statusCode: answerCode)
-                    if !quiet { printer.line("answered \(call) with \(answerCode)") }
+                    printer.detail("answered \(call) with \(answerCode)")
                 } catch {
                     printer.line("answer \(call) failed: \(error)")
                 }
@@ -61,13 +56,15 @@ enum Listen {
                 } catch {
                     printer.line("media for \(call) failed: \(error)")
                 }
+            case .callState(let call, .disconnected, _, _, _):
+                attached.remove(call)
             default:
                 break
             }
         }
         printer.line("shut down after \(callCount) call(s)")
         if let statsFile, let delivery {
-            let report = "calls=\(callCount)\n\(await delivery.value.line("delivery"))\n\(handler.line("handler"))\n"
+            let report = "calls=\(callCount)\n\(await delivery.value.line("delivery"))\n"
             do {
                 try report.write(toFile: statsFile, atomically: true, encoding: .utf8)
             } catch {
