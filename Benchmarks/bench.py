@@ -553,6 +553,19 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def steps_markdown(steps):
+    """Every sipp run of the rate and media phases, both sides side by side."""
+    lines = ["| Phase | Rate (cps) | Hold (ms) | Calls | Side | OK | Failed | Achieved cps | Setup p50 / p99 (ms) "
+             "| Server CPU (s) | Result |", "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|---|"]
+    for st in steps:
+        if st.phase not in ("rate", "media"):
+            continue
+        lines.append(f"| {st.phase} | {st.rate} | {st.hold_ms} | {st.calls} | {st.side} | {st.successful} | {st.failed} "
+                     f"| {st.achieved_cps:.0f} | {fmt(st.setup_p50_ms)} / {fmt(st.setup_p99_ms)} | {st.cpu_s:.2f} "
+                     f"| {'pass' if st.passed else 'FAIL'} |")
+    return "\n".join(lines)
+
+
 def machine():
     cpu = "?"
     try:
@@ -568,7 +581,8 @@ def machine():
             return "?"
     return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
             "sipp": version(["sipp", "-v"]).strip() or version(["sipp", "-v"]),
-            "pjsua": version(["pjsua", "--version"])}
+            "pjproject": version(["pkg-config", "--modversion", "libpjproject"]),
+            "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
 
 
 # --- main -------------------------------------------------------------------------------------
@@ -661,11 +675,12 @@ def main():
             num = lambda v: round(v, 4) if isinstance(v, (int, float)) else ("" if v is None else v)
             writer.writerow([name, unit, num(e), num(c),
                              "" if r is None else round(r, 4), target, "" if met is None else met])
+    m = info["machine"]
     header = (f"Run {stamp}, {info['minutes']} min, load average {info['load_at_start']} at start and "
-              f"{info['load_at_end']} at end; {info['machine']['cpu']}, {info['machine']['cores']} cores, "
-              f"Linux {info['machine']['kernel']}.")
+              f"{info['load_at_end']} at end; {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, "
+              f"Linux {m['kernel']}, pjproject {m['pjproject']}, {m['sipp']}.")
     with open(os.path.join(workdir, "results.md"), "w") as f:
-        f.write(header + "\n\n" + table + "\n")
+        f.write(header + "\n\n" + table + "\n\nEvery rate and media step:\n\n" + steps_markdown(steps) + "\n")
     info.update(rates={f"{s}-{h}ms": r for (s, h), r in rates.items()}, media=media,
                 rss={s: {k: v for k, v in d.items()} for s, d in rss.items()},
                 event_latency=steady[ENGINE][1])
