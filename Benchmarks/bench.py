@@ -199,6 +199,15 @@ class Server:
         return result
 
 
+def start_server(side, paths, workdir, tag, **options):
+    """A ready server; one retry, since the port picked can be taken before the server binds it."""
+    try:
+        return Server(side, paths, workdir, tag, **options)
+    except RuntimeError as error:
+        log(f"{side} did not start ({str(error).splitlines()[0]}); retrying once")
+        return Server(side, paths, workdir, tag + "-retry", **options)
+
+
 # --- sipp ----------------------------------------------------------------------------------
 
 @dataclass
@@ -337,7 +346,7 @@ def phase_rates(cfg, paths, workdir, steps):
             for side in ordered_sides(i):
                 if side in stopped:
                     continue
-                server = Server(side, paths, workdir, f"rate-{hold}ms-{rate}")
+                server = start_server(side, paths, workdir, f"rate-{hold}ms-{rate}")
                 step = run_sipp(server, workdir, "rate", rate, int(rate * cfg.step_seconds), hold)
                 server.stop()
                 steps.append(step)
@@ -361,7 +370,7 @@ def phase_steady(cfg, paths, workdir, steps, realtime=False):
     phase = "steady-rt" if realtime else "steady"
     calls = cfg.realtime_calls if realtime else cfg.steady_calls
     for side in SIDES:
-        server = Server(side, paths, workdir, phase, stats=True, realtime=realtime)
+        server = start_server(side, paths, workdir, phase, stats=True, realtime=realtime)
         step = run_sipp(server, workdir, phase, cfg.steady_rate, calls, cfg.steady_hold_ms)
         server.stop()
         steps.append(step)
@@ -382,7 +391,7 @@ def phase_rss(cfg, paths, workdir, steps):
     must be longer than that at the measured rate."""
     out = {}
     for side in SIDES[::-1]:
-        server = Server(side, paths, workdir, "rss")
+        server = start_server(side, paths, workdir, "rss")
         samples = []
         total = cfg.rss_warmup + cfg.rss_measured
         step = run_sipp(server, workdir, "rss", cfg.rss_rate, total, cfg.rss_hold_ms, rss_samples=samples)
@@ -446,7 +455,7 @@ def phase_media(cfg, paths, workdir, steps):
         for side in ordered_sides(i):
             if side in stopped:
                 continue
-            server = Server(side, paths, workdir, f"media-{level}")
+            server = start_server(side, paths, workdir, f"media-{level}")
             step = run_sipp(server, workdir, "media", min(level, cfg.media_setup_rate), level,
                             cfg.media_hold_ms, limit=level, media=True)
             server.stop()
