@@ -363,21 +363,50 @@ def phase_rates(cfg, paths, workdir, steps):
 
 def phase_steady(cfg, paths, workdir, steps, realtime=False):
     """Setup latency, CPU per 1000 calls, peak RSS and event latency at one steady rate.
+    Two halves in the order engine, C, C, engine, so that drift in the machine's load over
+    the phase falls on both sides alike; latencies are pooled, CPU and calls summed, and the
+    event latency is the worse half's (the histograms stay in the engine process).
     With `realtime`, the same (shorter) load on servers running SCHED_FIFO: a diagnostic that
     separates what the code costs from how long the shared machine's scheduler makes a woken
     thread wait."""
-    out = {}
     phase = "steady-rt" if realtime else "steady"
-    calls = cfg.realtime_calls if realtime else cfg.steady_calls
-    for side in SIDES:
-        server = start_server(side, paths, workdir, phase, stats=True, realtime=realtime)
-        step = run_sipp(server, workdir, phase, cfg.steady_rate, calls, cfg.steady_hold_ms)
+    calls = max(1, (cfg.realtime_calls if realtime else cfg.steady_calls) // 2)
+    halves = {ENGINE: [], C_APP: []}
+    for i, side in enumerate((ENGINE, C_APP, C_APP, ENGINE)):
+        server = start_server(side, paths, workdir, f"{phase}-{i + 1}", stats=True, realtime=realtime)
+        step = run_sipp(server, workdir, f"{phase}-{i + 1}", cfg.steady_rate, calls, cfg.steady_hold_ms)
         server.stop()
         steps.append(step)
-        out[side] = (step, server.event_latency())
-        log(f"{phase} {cfg.steady_rate} cps, {side:>6}: {step.successful}/{step.calls} ok, setup p50 "
-            f"{fmt(step.setup_p50_ms)} p99 {fmt(step.setup_p99_ms)} ms, cpu {step.cpu_s:.2f} s, "
-            f"peak rss {step.hwm_kb} KiB {'(events ' + str(out[side][1]) + ')' if side == ENGINE else ''}")
+        halves[side].append((step, server.event_latency()))
+    out = {}
+    for side, runs in halves.items():
+        first = runs[0][0]
+        pooled = Step(phase=phase, side=side, rate=cfg.steady_rate, hold_ms=cfg.steady_hold_ms,
+                      calls=sum(r.calls for r, _ in runs), load=first.load)
+        pooled.successful = sum(r.successful for r, _ in runs)
+        pooled.failed = sum(r.failed for r, _ in runs)
+        pooled.sipp_exit = max(r.sipp_exit for r, _ in runs)
+        pooled.cpu_s = sum(r.cpu_s for r, _ in runs)
+        pooled.hwm_kb = max(r.hwm_kb for r, _ in runs)
+        pooled.rss_kb = max(r.rss_kb for r, _ in runs)
+        pooled.anon_kb = max(r.anon_kb for r, _ in runs)
+        pooled.server_alive = all(r.server_alive for r, _ in runs)
+        pooled.achieved_cps = min(r.achieved_cps for r, _ in runs)
+        pooled.setups_us = [u for r, _ in runs for u in r.setups_us]
+        ordered = sorted(pooled.setups_us)
+        if ordered:
+            pooled.setup_p50_ms = percentile(ordered, 0.50) / 1000
+            pooled.setup_p99_ms = percentile(ordered, 0.99) / 1000
+            pooled.setup_max_ms = ordered[-1] / 1000
+        latencies = [ev for _, ev in runs if ev.get("delivery")]
+        events = max(latencies, key=lambda ev: ev["delivery"].get("p99_us", 0)) if latencies else {}
+        if events:
+            events = {"delivery": dict(events["delivery"],
+                                       events=sum(ev["delivery"].get("events", 0) for ev in latencies))}
+        out[side] = (pooled, events)
+        log(f"{phase} {cfg.steady_rate} cps, {side:>6}: {pooled.successful}/{pooled.calls} ok, setup p50 "
+            f"{fmt(pooled.setup_p50_ms)} p99 {fmt(pooled.setup_p99_ms)} ms, cpu {pooled.cpu_s:.2f} s, "
+            f"peak rss {pooled.hwm_kb} KiB{' (events ' + str(events) + ')' if side == ENGINE else ''}")
     return out
 
 
