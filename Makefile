@@ -29,7 +29,8 @@ clean:
 
 # Benchmarks against the C pjsua app (not part of `make test`; ~12 minutes). Builds the
 # tool optimized, then runs Benchmarks/bench.py; extra harness arguments in BENCH_ARGS
-# (e.g. BENCH_ARGS=--smoke, BENCH_ARGS=--only=rates).
+# (e.g. BENCH_ARGS=--smoke, BENCH_ARGS=--only=rates). A full run writes its results into
+# docs/BENCHMARKS.md.
 bench: provision
 	$(SWIFT) build -c release --product swiftpjsua
-	python3 Benchmarks/bench.py --swiftpjsua .build/release/swiftpjsua $(BENCH_ARGS)
+	python3 Benchmarks/bench.py --swiftpjsua .build/release/swiftpjsua --docs docs/BENCHMARKS.md $(BENCH_ARGS)

@@ -604,6 +604,21 @@ def steps_markdown(steps):
     return "\n".join(lines)
 
 
+def write_sections(path, sections):
+    """Replaces the text between `<!-- name -->` and `<!-- /name -->` for each section."""
+    with open(path) as f:
+        text = f.read()
+    for name, body in sections.items():
+        start, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+        if start not in text:
+            continue
+        head, rest = text.split(start, 1)
+        tail = rest.split(end, 1)[1] if end in rest else rest
+        text = f"{head}{start}\n{body}\n{end}{tail}"
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def machine():
     cpu = "?"
     try:
@@ -653,6 +668,8 @@ def main():
     parser.add_argument("--swiftpjsua", default=os.path.join(ROOT, ".build/release/swiftpjsua"))
     parser.add_argument("--pjsua", default="/usr/local/bin/pjsua")
     parser.add_argument("--out", help="results folder (default .build/bench/<UTC time>)")
+    parser.add_argument("--docs", help="also write this run's machine and results into the marked sections "
+                        "of this Markdown file (docs/BENCHMARKS.md)")
     parser.add_argument("--smoke", action="store_true", help="a few seconds of load per side; checks calls completed")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply call counts and hold times (e.g. 0.2 for a quick look); full run is 1")
@@ -729,6 +746,15 @@ def main():
     print()
     print(table)
     print()
+    if args.docs and (args.smoke or args.scale != 1.0 or args.only):
+        log(f"not a full run: {args.docs} left as it is")
+    elif args.docs:
+        machine_text = (f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Linux {m['kernel']}; "
+                        f"pjproject {m['pjproject']}; {m['sipp']}; Python {platform.python_version()}.")
+        write_sections(args.docs, {"machine": machine_text,
+                                   "results": header + "\n\n" + table + "\n\nEvery rate and media step:\n\n"
+                                   + steps_markdown(steps)})
+        log(f"wrote the results into {args.docs}")
     log(f"done in {info['minutes']} min; results in {workdir}")
 
     if args.smoke:
