@@ -26,7 +26,7 @@ enum Listen {
         for await event in events {
             printer.event(event)
             switch event {
-            case .incomingCall(_, let call, _, _, _):
+            case .incomingCall(_, let call, _, _, _, _):
                 callCount += 1
                 do {
                     try await engine.answer(call, statusCode: answerCode)
