@@ -1,0 +1,260 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+// Call features of issue 4 against real peers: the engine calling itself (both legs are
+// real SIP and RTP over loopback) and sipp scenarios that check what went over the wire.
+
+/// A DTMF event's parts.
+struct ReceivedDigit: Hashable, Sendable {
+    var call: Call
+    var digit: Character
+    var method: DTMFMethod
+    var duration: Duration?
+}
+
+extension PJSUAEvent {
+    var receivedDigit: ReceivedDigit? {
+        if case .dtmf(let call, let digit, let method, let duration) = self {
+            return ReceivedDigit(call: call, digit: digit, method: method, duration: duration)
+        }
+        return nil
+    }
+
+    /// The media streams of a media event of `call`.
+    func media(of call: Call) -> [MediaStream]? {
+        if case .callMediaState(let c, let media) = self, c == call { return media }
+        return nil
+    }
+
+    /// Whether this is a media event of `call` whose audio stream has `status`.
+    func hasAudio(_ status: MediaStatus, _ call: Call) -> Bool {
+        media(of: call)?.contains { $0.type == .audio && $0.status == status } ?? false
+    }
+
+    var transferStatus: (call: Call, code: Int, final: Bool)? {
+        if case .transferStatus(let call, let code, _, let final) = self { return (call, code, final) }
+        return nil
+    }
+}
+
+/// The DTMF digits `call` received among `events`.
+func digits(in events: [PJSUAEvent], of call: Call) -> [ReceivedDigit] {
+    events.compactMap(\.receivedDigit).filter { $0.call == call }
+}
+
+extension EventLog {
+    func digits(of call: Call) -> [ReceivedDigit] { SwiftPJSUATests.digits(in: events, of: call) }
+
+    /// Waits for a self-call's two legs to be confirmed with audio flowing.
+    func waitForAudio(_ caller: Call, _ callee: Call) async throws {
+        try await wait("both legs confirmed with audio") { events in
+            events.contains { $0.isState(.confirmed, of: caller) } && events.contains { $0.isState(.confirmed, of: callee) }
+                && events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
+        }
+    }
+}
+
+extension EngineHarness {
+    /// Records what `call` receives until `packets` more RTP packets have arrived, then
+    /// closes the file and analyses it for `frequency`.
+    func recordTone(
+        _ call: Call, to file: URL, packets: UInt64 = 100, frequency: Double = 1000
+    ) async throws -> ToneAnalysis {
+        let start = try await engine.streamStatistics(call).packetsReceived
+        let recorder = try await engine.record(call, to: file.path)
+        try await poll("\(packets) packets on \(call)") {
+            try await $0.streamStatistics(call).packetsReceived >= start + packets
+        }
+        try await engine.stop(recorder)
+        return ToneAnalysis(try WAVAudio(contentsOf: file), frequency: frequency)
+    }
+}
+
+func isInvalidState(_ error: any Error, _ call: Call) -> Bool {
+    if case .invalidCallState(let c, _) = error as? PJSUAUsageError { return c == call }
+    return false
+}
+
+extension EngineTests {
+    @Test("DTMF: 0-9 * # A-D by RFC 4733 and by SIP INFO arrive once each, in order, with their method")
+    func dtmfBothMethods() async throws {
+        try await EngineHarness.run { h in
+            let caller = try await h.engine.makeCall(to: h.uri("self"), from: h.account)
+            let callee = try #require(try await h.log.first("incoming") { $0.incomingCall != nil }.incomingCall)
+            // Not confirmed yet: a typed error, nothing sent.
+            await #expect { try await h.engine.sendDTMF(caller, digits: "1") } throws: { isInvalidState($0, caller) }
+            await #expect(throws: PJSUAUsageError.invalidDTMFDigits("12x")) {
+                try await h.engine.sendDTMF(caller, digits: "12x")
+            }
+            try await h.engine.answer(callee)
+            try await h.log.waitForAudio(caller, callee)
+
+            let all = "0123456789*#ABCD"
+            try await h.engine.sendDTMF(caller, digits: all, method: .rfc4733)
+            try await h.log.wait("16 RFC 4733 digits", timeout: .seconds(10)) { digits(in: $0, of: callee).count >= 16 }
+            // SIP INFO the other way, with a chosen duration.
+            try await h.engine.sendDTMF(callee, digits: "5#", method: .sipInfo, duration: .milliseconds(250))
+            try await h.log.wait("2 INFO digits") { digits(in: $0, of: caller).count >= 2 }
+            // pjmedia sends each RFC 4733 end packet three times; by now any duplicate has
+            // arrived (it was sent before the INFO requests), and none was reported.
+            let received = h.log.digits(of: callee)
+            #expect(String(received.map(\.digit)) == all)
+            #expect(received.allSatisfy { $0.method == .rfc4733 })
+            for digit in received {
+                let duration = try #require(digit.duration)
+                #expect(duration >= .milliseconds(100) && duration <= .milliseconds(400), "\(digit)")
+            }
+            let info = h.log.digits(of: caller)
+            #expect(info.map(\.digit) == ["5", "#"])
+            #expect(info.allSatisfy { $0.method == .sipInfo && $0.duration == .milliseconds(250) })
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+        }
+    }
+
+    @Test("Hold then resume on a self-call: local and remote hold in media events, the tone flows after resume")
+    func holdResumeCarriesToneAfter() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.engine.play(file: tone.path, into: callee)
+            try await h.engine.setHold(caller)
+            try await h.log.wait("caller local hold, callee remote hold") { events in
+                events.contains { $0.hasAudio(.localHold, caller) } && events.contains { $0.hasAudio(.remoteHold, callee) }
+            }
+            // Held: we send only, the far end sends nothing.
+            let held = h.log.events.last { $0.media(of: caller) != nil }?.media(of: caller)?.first
+            #expect(held?.direction == .send)
+            let heldBy = h.log.events.last { $0.media(of: callee) != nil }?.media(of: callee)?.first
+            #expect(heldBy?.direction == .receive)
+            let mediaEvents = h.log.events.filter { $0.media(of: caller) != nil }.count
+            try await h.engine.resume(caller)
+            try await h.log.wait("caller active again") { events in
+                events.filter { $0.media(of: caller) != nil }.count > mediaEvents
+                    && events.last { $0.media(of: caller) != nil }?.hasActiveAudio(caller) == true
+            }
+            let analysis = try await h.recordTone(caller, to: folder.file("after-resume.wav"))
+            #expect(analysis.detected(), "\(analysis)")
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+        }
+    }
+
+    @Test("Mute silences what a call sends; unmute brings the tone back")
+    func muteAndUnmute() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.engine.setMuted(caller, true)
+            try await h.engine.play(file: tone.path, into: caller)
+            let muted = try await h.recordTone(callee, to: folder.file("muted.wav"))
+            #expect(!muted.detected(minimumDuration: .milliseconds(100)), "\(muted)")
+            try await h.engine.setMuted(caller, false)
+            let unmuted = try await h.recordTone(callee, to: folder.file("unmuted.wav"))
+            #expect(unmuted.detected(), "\(unmuted)")
+            try await h.engine.hangup(caller)
+        }
+    }
+
+    @Test("Early media: a 183 with SDP puts the caller in EARLY and the callee's tone is heard before any answer")
+    func earlyMediaTone() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(
+                to: h.uri("self"), from: h.account, log: h.log, statusCode: 183)
+            try await h.log.wait("caller EARLY with audio") { events in
+                events.contains { $0.isState(.early, of: caller) } && events.contains { $0.hasActiveAudio(caller) }
+                    && events.contains { $0.hasActiveAudio(callee) }
+            }
+            try await h.engine.play(file: tone.path, into: callee)
+            let analysis = try await h.recordTone(caller, to: folder.file("early.wav"))
+            #expect(analysis.detected(), "\(analysis)")
+            let early = h.log.events.first { $0.isState(.early, of: caller) }
+            if case .callState(_, _, _, let status, _) = early { #expect(status == 183) }
+            #expect(try await h.engine.callInfo(caller).state == .early)
+            #expect(!h.log.states(of: caller).contains(.confirmed))
+            try await h.engine.hangup(caller)
+            try await h.log.first("callee ended") { $0.isState(.disconnected, of: callee) }
+        }
+    }
+
+    @Test("quality(of:) yields growing RTP counters and finishes when the call ends")
+    func qualityStream() async throws {
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            let samples = Task {
+                var collected: [StreamStatistics] = []
+                for await sample in h.engine.quality(of: caller, every: .milliseconds(200)) { collected.append(sample) }
+                return collected
+            }
+            try await h.poll("25 packets") { try await $0.streamStatistics(callee).packetsReceived >= 25 }
+            try await h.poll("1 s of packets") { try await $0.streamStatistics(caller).packetsSent >= 60 }
+            let calleeView = try await h.engine.streamStatistics(callee)
+            try await h.engine.hangup(caller)
+            let clock = ContinuousClock()
+            let hungUp = clock.now
+            let collected = await samples.value
+            #expect(clock.now - hungUp < .seconds(2))
+            #expect(collected.count >= 3)
+            #expect(zip(collected, collected.dropFirst()).allSatisfy { $0.packetsSent <= $1.packetsSent })
+            let last = try #require(collected.last)
+            #expect(last.packetsSent > 0 && last.bytesSent > 0)
+            #expect(last.packetsReceived > 0 && last.bytesReceived > 0)
+            #expect(calleeView.packetsLost == 0)
+            #expect(calleeView.jitter < .milliseconds(100))
+        }
+    }
+
+    @Test("Codecs: listed with priorities; the top priority is negotiated, a disabled one is not offered")
+    func codecPriorities() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let codecs = try await h.engine.codecs()
+            let ids = codecs.map(\.id)
+            #expect(ids.contains("PCMU/8000/1") && ids.contains("PCMA/8000/1"), "\(codecs)")
+            #expect(codecs.filter { $0.id.hasPrefix("PCM") }.allSatisfy { $0.isEnabled }, "\(codecs)")
+            #expect(codecs.map(\.priority) == codecs.map(\.priority).sorted(by: >))
+            try await h.engine.setCodecPriority("PCMA", 255)
+            #expect(try await h.engine.codecs().first?.id == "PCMA/8000/1")
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            #expect(try await h.engine.callInfo(caller).audioCodec == "PCMA/8000")
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+
+            // Disable PCMA: sipp's INVITE carries no payload type 8 and the top is PCMU (0).
+            try await h.engine.setCodecPriority("PCMA", 0)
+            try await h.engine.setCodecPriority("PCMU", 254)
+            #expect(try await h.engine.codecs().first { $0.id == "PCMA/8000/1" }?.isEnabled == false)
+            await #expect(throws: PJSUAError.self) { try await h.engine.setCodecPriority("NOPE", 1) }
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            #expect(try await h.engine.callInfo(call).audioCodec == "PCMU/8000")
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        _ = try await sipp.finish()
+        let invite = try #require(sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+        let mLine = try #require(invite.lines.first { $0.hasPrefix("m=audio") })
+        let payloads = mLine.split(separator: " ").dropFirst(3)
+        #expect(payloads.first == "0", "\(mLine)")
+        #expect(!payloads.contains("8"), "\(mLine)")
+    }
+}
