@@ -45,6 +45,21 @@ func digits(in events: [PJSUAEvent], of call: Call) -> [ReceivedDigit] {
 }
 
 extension EventLog {
+    /// Waits for an incoming call whose From URI's user is `user` and returns it.
+    func incomingCall(fromUser user: String) async throws -> Call {
+        let event = try await first("incoming call from \(user)") {
+            if case .incomingCall(_, _, _, let from, _, _) = $0 { return from.uri.hasPrefix("sip:\(user)@") }
+            return false
+        }
+        return try #require(event.incomingCall)
+    }
+
+    /// Waits for `call`'s `n`th media event (from 1) and returns its audio stream.
+    func audio(ofMediaEvent n: Int, of call: Call) async throws -> MediaStream? {
+        let events = try await wait("media event #\(n) of \(call)") { $0.compactMap { $0.media(of: call) }.count >= n }
+        return events.compactMap { $0.media(of: call) }[n - 1].first { $0.type == .audio }
+    }
+
     func digits(of call: Call) -> [ReceivedDigit] { SwiftPJSUATests.digits(in: events, of: call) }
 
     /// Waits for a self-call's two legs to be confirmed with audio flowing.
@@ -256,5 +271,100 @@ extension EngineTests {
         let payloads = mLine.split(separator: " ").dropFirst(3)
         #expect(payloads.first == "0", "\(mLine)")
         #expect(!payloads.contains("8"), "\(mLine)")
+    }
+}
+
+/// The `a=` direction attributes of the SDP bodies in `messages`.
+func sdpDirections(_ messages: [Sipp.LoggedMessage]) -> [String] {
+    let directions: Set<String> = ["a=sendrecv", "a=sendonly", "a=recvonly", "a=inactive"]
+    return messages.compactMap { message in
+        message.lines.first { directions.contains($0.trimmingCharacters(in: .whitespaces)) }
+            .map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(2)) }
+    }
+}
+
+extension EngineTests {
+    @Test("Hold per RFC 3264/6337 against sipp: sendonly, sendonly again, sendrecv; inactive when held; remote sendonly and inactive are remote hold")
+    func holdOffersOnTheWire() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(scenario: "uac_hold.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try #require(try await h.log.first("incoming") { $0.incomingCall != nil }.incomingCall)
+            try await h.engine.answer(call)
+            let media = { (n: Int) in try await h.log.audio(ofMediaEvent: n, of: call) }
+            #expect(try await media(1)?.status == .active)
+            try await h.engine.setHold(call)
+            #expect(try await media(2)?.status == .localHold)
+            try await h.engine.setHold(call)
+            #expect(try await media(3)?.status == .localHold)
+            try await h.engine.resume(call)
+            #expect(try await media(4)?.status == .active)
+            // sipp holds us with sendonly.
+            let heldBySendonly = try await media(5)
+            #expect(heldBySendonly?.status == .remoteHold)
+            #expect(heldBySendonly?.direction == .receive)
+            // Holding while held offers inactive.
+            try await h.engine.setHold(call)
+            #expect(try await media(6)?.status == .localHold)
+            try await h.engine.resume(call)
+            #expect(try await media(7)?.status == .remoteHold)
+            // sipp resumes, then holds with inactive.
+            #expect(try await media(8)?.status == .active)
+            let heldByInactive = try await media(9)
+            #expect(heldByInactive?.status == .remoteHold)
+            #expect(heldByInactive?.direction == MediaDirection.none)
+            try await h.log.first("BYE from sipp") { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            let blocks = sipp.messageBlocks
+            // What the engine offered in its re-INVITEs, in order.
+            let offers = blocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("INVITE ") }
+            #expect(sdpDirections(offers) == ["sendonly", "sendonly", "sendrecv", "inactive", "sendrecv"])
+            // What the engine answered to sipp's offers (sendrecv, sendonly, sendrecv, inactive).
+            let answers = blocks.filter {
+                $0.direction == .received && $0.firstLine.hasPrefix("SIP/2.0 200") && $0.header("CSeq")?.hasSuffix("INVITE") == true
+            }
+            #expect(sdpDirections(answers) == ["sendrecv", "recvonly", "sendrecv", "inactive"])
+        }
+    }
+}
+
+extension EngineTests {
+    @Test("Conference: leg A's tone reaches leg B, and still does after B's re-INVITE moves to a new port and codec")
+    func conferenceSurvivesReinvite() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        try await EngineHarness.run { h in
+            // Leg A: the callee of a self-call whose caller plays the tone.
+            let (caller, legA) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, legA)
+            try await h.engine.play(file: tone.path, into: caller)
+            // Leg B: sipp, echoing every RTP packet back, on media_port and later media_port+2.
+            let mediaPort = FreePort.udp()
+            let sipp = try await Sipp.start(
+                scenario: "uac_reinvite_new_port.xml", remote: "127.0.0.1:\(h.transport.port)",
+                extra: ["-rtp_echo", "-mp", String(mediaPort)], folder: folder)
+            defer { sipp.stop() }
+            let legB = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(legB)
+            #expect(try await h.log.audio(ofMediaEvent: 1, of: legB)?.status == .active)
+            try await h.engine.joinConference([legA, legB])
+            // The re-INVITE: new port, PCMA instead of PCMU; the stream is rebuilt.
+            #expect(try await h.log.audio(ofMediaEvent: 2, of: legB)?.status == .active)
+            #expect(try await h.engine.callInfo(legB).audioCodec == "PCMA/8000")
+            // What leg B receives is sipp's echo of what the engine sent it: leg A's tone.
+            let analysis = try await h.recordTone(legB, to: folder.file("legB-after.wav"))
+            #expect(analysis.detected(), "\(analysis)")
+            try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: legB) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            let reinvite = sipp.messageBlocks.filter { $0.direction == .sent && $0.firstLine.hasPrefix("INVITE") }.last
+            #expect(reinvite?.lines.contains { $0.hasPrefix("m=audio \(mediaPort + 2) RTP/AVP 8") } == true)
+            try await h.engine.hangup(caller)
+        }
     }
 }
