@@ -40,8 +40,10 @@ public enum PJSUAEvent: Sendable, Hashable {
     case dtmf(call: Call, digit: Character, method: DTMFMethod, duration: Duration?)
 
     /// Progress of a transfer we asked for (`on_call_transfer_status`): first the REFER's
-    /// response, then the status lines of the NOTIFY sipfrag bodies.
-    /// - `statusCode`: 100–699; 202 for the accepted REFER, then the transfer target's status.
+    /// fate, then the status line of each NOTIFY's `message/sipfrag` body.
+    /// - `statusCode`: 100–699. pjsua reports a REFER accepted with 202 as `100 Accepted`, and
+    ///   a REFER rejected with its error response (for example 403, final); then the
+    ///   transfer target's status as the far end reports it (100 Trying … 200 OK).
     /// - `isFinal`: no more progress follows. A final code below 300 means the transfer
     ///   succeeded; a final code from 300 up means it failed and the call stays as it was.
     case transferStatus(call: Call, statusCode: Int, reason: String, isFinal: Bool)
