@@ -503,3 +503,114 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("Custom headers: incomingCall lists the INVITE's X- and P-Asserted-Identity headers; make/answer/hangup send ours")
+    func customHeaders() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let uas = try await Sipp.start(scenario: "uas", folder: folder)
+        defer { uas.stop() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(scenario: "uac_headers.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let event = try await h.log.first("incoming") { $0.incomingCall != nil }
+            guard case .incomingCall(_, let call, _, _, _, let headers) = event else { return }
+            #expect(headers.value(of: "x-campaign") == "spring-7")
+            #expect(headers.value(of: "P-Asserted-Identity") == "\"Alice Example\" <sip:alice@example.com>")
+            #expect(headers.contains { $0.name == "Call-ID" })
+            await #expect(throws: PJSUAUsageError.invalidHeader("X-Bad: a\r\nInjected: 1")) {
+                try await h.engine.answer(call, headers: [SIPHeader(name: "X-Bad", value: "a\r\nInjected: 1")])
+            }
+            try await h.engine.answer(call, headers: [SIPHeader(name: "X-Answered-By", value: "engine")])
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.engine.hangup(call, headers: [SIPHeader(name: "X-Hangup-Cause", value: "test done")])
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            let received = sipp.messageBlocks.filter { $0.direction == .received }
+            #expect(received.first { $0.firstLine.hasPrefix("SIP/2.0 200") }?.header("X-Answered-By") == "engine")
+            #expect(received.first { $0.firstLine.hasPrefix("BYE") }?.header("X-Hangup-Cause") == "test done")
+
+            let outgoing = try await h.engine.makeCall(
+                to: uas.uri, from: h.account, headers: [SIPHeader(name: "X-Campaign", value: "outbound-3")])
+            try await h.log.first("outgoing confirmed") { $0.isState(.confirmed, of: outgoing) }
+            try await h.engine.hangup(outgoing)
+            try await h.log.first("outgoing ended") { $0.isState(.disconnected, of: outgoing) }
+        }
+        _ = try await uas.finish()
+        let invite = uas.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") }
+        #expect(invite?.header("X-Campaign") == "outbound-3")
+    }
+
+    @Test("32 concurrent calls from sipp (-l 32) are each answered, up together and ended by their own BYE")
+    func thirtyTwoConcurrentCalls() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run(maxCalls: 40) { h in
+            // Answer every incoming call as it arrives.
+            let answering = Task {
+                for await event in h.engine.events {
+                    if let call = event.incomingCall { try? await h.engine.answer(call) }
+                }
+            }
+            defer { answering.cancel() }
+            let sipp = try await Sipp.start(
+                scenario: "uac", remote: "127.0.0.1:\(h.transport.port)", calls: 32,
+                extra: ["-l", "32", "-r", "64", "-d", "2500"], folder: folder)
+            defer { sipp.stop() }
+            // All 32 confirmed at the same time: no call ended before the 32nd was up.
+            let events = try await h.log.wait("32 calls up at once", timeout: .seconds(15)) { events in
+                let confirmed = events.filter { $0.isState(.confirmed) }.count
+                let ended = events.filter { $0.isState(.disconnected) }.count
+                return confirmed >= 32 && ended == 0
+            }
+            let calls = Set(events.compactMap(\.incomingCall))
+            #expect(calls.count == 32)
+            #expect(try await h.engine.activeCalls().count == 32)
+            var callIDs: Set<String> = []
+            for call in calls {
+                let info = try await h.engine.callInfo(call)
+                #expect(info.state == .confirmed)
+                callIDs.insert(info.sipCallID)
+            }
+            try await h.log.wait("all 32 ended", timeout: .seconds(15)) { events in
+                events.filter { $0.isState(.disconnected) }.count >= 32
+            }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 32, "\(result)")
+            #expect(result.failedCalls == 0, "\(result)")
+            #expect(Set(sipp.sentInviteCallIDs) == callIDs)
+            // Each call ended once, by its own BYE.
+            for call in calls { #expect(h.log.states(of: call).filter { $0 == .disconnected }.count == 1) }
+        }
+    }
+
+    @Test("Beyond maxCalls: an incoming INVITE gets 486 with no incomingCall event, and makeCall throws tooMany")
+    func callLimit() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let uas = try await Sipp.start(scenario: "uas", folder: folder)
+        defer { uas.stop() }
+        try await EngineHarness.run(maxCalls: 1) { h in
+            let call = try await h.engine.makeCall(to: uas.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            let busy = try await Sipp.start(
+                scenario: "uac_expect_486.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { busy.stop() }
+            let result = try await busy.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            #expect(busy.receivedStatusCodes.last == 486)
+            #expect(!h.log.events.contains { $0.incomingCall != nil })
+            do {
+                _ = try await h.engine.makeCall(to: uas.uri, from: h.account)
+                Issue.record("makeCall beyond the limit did not throw")
+            } catch let error as PJSUAError {
+                #expect(error.code == .tooMany, "\(error)")
+            }
+            #expect(try await h.engine.activeCalls() == [call])
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+    }
+}
