@@ -19,10 +19,11 @@ do {
         status = try await Demo.run(Options(rest, valued: common))
     case "listen":
         status = try await Listen.run(Options(
-            rest, valued: common.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])))
+            rest, valued: common.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])
+                .union(CallFeatures.optionNames)))
     case "call":
         status = try await Dial.run(Options(
-            rest, valued: common.union(["port", "play", "record", "hangup-after"])))
+            rest, valued: common.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)))
     case "help", "--help", "-h":
         out(usage)
         status = 0

@@ -614,3 +614,38 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("CLI: swiftpjsua call --header --dtmf --transfer-to --hold-after does each, and prints DTMF, hold and transfer events")
+    func cliCallFeatures() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            try await h.engine.setTransferRequestHandler { _ in .reject(statusCode: 603) }
+            let cli = try PeerProcess(
+                "swiftpjsua-call", executable: Repository.tool.path,
+                arguments: [
+                    "call", h.uri("cli"), "--header", "X-From-Cli: yes", "--dtmf", "42#",
+                    "--transfer-to", "sip:elsewhere@127.0.0.1:5999", "--hold-after", "0.3", "--hangup-after", "2.5",
+                ], folder: folder)
+            defer { cli.stop() }
+            let event = try await h.log.first("incoming from the CLI") { $0.incomingCall != nil }
+            guard case .incomingCall(_, let call, _, _, _, let headers) = event else { return }
+            #expect(headers.value(of: "X-From-Cli") == "yes")
+            try await h.engine.answer(call)
+            try await h.log.wait("3 digits, a REFER and a remote hold") { events in
+                digits(in: events, of: call).count >= 3
+                    && events.contains { if case .transferRequest(call, _, 603) = $0 { true } else { false } }
+                    && events.contains { $0.hasAudio(.remoteHold, call) }
+            }
+            #expect(String(h.log.digits(of: call).map(\.digit)) == "42#")
+            try await h.engine.sendDTMF(call, digits: "7", method: .sipInfo)
+            try await h.log.first("the CLI's BYE", timeout: .seconds(5)) { $0.isState(.disconnected, of: call) }
+            #expect(try await cli.waitForExit(timeout: .seconds(5)) == 0, "\(cli.output)")
+            let output = cli.output
+            #expect(output.contains("dtmf call") && output.contains(" 7 sipInfo"), "\(output)")
+            #expect(output.contains("transfer call") && output.contains("603"), "\(output)")
+            #expect(output.contains("audio localHold send"), "\(output)")
+        }
+    }
+}
