@@ -65,7 +65,8 @@ extension PJSUA {
         }
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         guard (1...10_000).contains(milliseconds) else { throw PJSUAUsageError.invalidDTMFDigits(digits) }
-        try Native.sendDTMF(try confirmedSlot(call), digits: normalized, method: method, milliseconds: Int(milliseconds))
+        try Native.sendDTMF(
+            try confirmedSlot(call), digits: normalized, method: method, milliseconds: Int(milliseconds))
     }
 
     // MARK: Transfer
@@ -172,10 +173,13 @@ extension PJSUA {
     /// finishes right after the call's terminal event (or at once for an ended call). Keeps
     /// only the newest snapshot for a slow consumer. Wraps `pjsua_call_get_stream_stat`.
     /// - Parameter interval: the sampling period, at least 10 ms.
-    public nonisolated func quality(of call: Call, every interval: Duration = .seconds(1)) -> AsyncStream<StreamStatistics> {
+    public nonisolated func quality(of call: Call, every interval: Duration = .seconds(1)) -> AsyncStream<
+        StreamStatistics
+    > {
         let events = events(for: call)
         let period = max(interval, .milliseconds(10))
-        let (stream, continuation) = AsyncStream.makeStream(of: StreamStatistics.self, bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: StreamStatistics.self, bufferingPolicy: .bufferingNewest(1))
         let sampler = Task { [weak self] in
             await withTaskGroup(of: Void.self) { group in
                 // Ends the sampling when the call's event stream ends.

@@ -65,7 +65,8 @@ extension EventLog {
     /// Waits for a self-call's two legs to be confirmed with audio flowing.
     func waitForAudio(_ caller: Call, _ callee: Call) async throws {
         try await wait("both legs confirmed with audio") { events in
-            events.contains { $0.isState(.confirmed, of: caller) } && events.contains { $0.isState(.confirmed, of: callee) }
+            events.contains { $0.isState(.confirmed, of: caller) }
+                && events.contains { $0.isState(.confirmed, of: callee) }
                 && events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
         }
     }
@@ -141,7 +142,8 @@ extension EngineTests {
             try await h.engine.play(file: tone.path, into: callee)
             try await h.engine.setHold(caller)
             try await h.log.wait("caller local hold, callee remote hold") { events in
-                events.contains { $0.hasAudio(.localHold, caller) } && events.contains { $0.hasAudio(.remoteHold, callee) }
+                events.contains { $0.hasAudio(.localHold, caller) }
+                    && events.contains { $0.hasAudio(.remoteHold, callee) }
             }
             // Held: we send only, the far end sends nothing.
             let held = h.log.events.last { $0.media(of: caller) != nil }?.media(of: caller)?.first
@@ -266,7 +268,8 @@ extension EngineTests {
             try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
         }
         _ = try await sipp.finish()
-        let invite = try #require(sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+        let invite = try #require(
+            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
         let mLine = try #require(invite.lines.first { $0.hasPrefix("m=audio") })
         let payloads = mLine.split(separator: " ").dropFirst(3)
         #expect(payloads.first == "0", "\(mLine)")
@@ -284,12 +287,15 @@ func sdpDirections(_ messages: [Sipp.LoggedMessage]) -> [String] {
 }
 
 extension EngineTests {
-    @Test("Hold per RFC 3264/6337 against sipp: sendonly, sendonly again, sendrecv; inactive when held; remote sendonly and inactive are remote hold")
+    @Test(
+        "Hold per RFC 3264/6337 against sipp: sendonly, sendonly again, sendrecv; inactive when held; remote sendonly and inactive are remote hold"
+    )
     func holdOffersOnTheWire() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(scenario: "uac_hold.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            let sipp = try await Sipp.start(
+                scenario: "uac_hold.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let call = try #require(try await h.log.first("incoming") { $0.incomingCall != nil }.incomingCall)
             try await h.engine.answer(call)
@@ -324,7 +330,8 @@ extension EngineTests {
             #expect(sdpDirections(offers) == ["sendonly", "sendonly", "sendrecv", "inactive", "sendrecv"])
             // What the engine answered to sipp's offers (sendrecv, sendonly, sendrecv, inactive).
             let answers = blocks.filter {
-                $0.direction == .received && $0.firstLine.hasPrefix("SIP/2.0 200") && $0.header("CSeq")?.hasSuffix("INVITE") == true
+                $0.direction == .received && $0.firstLine.hasPrefix("SIP/2.0 200")
+                    && $0.header("CSeq")?.hasSuffix("INVITE") == true
             }
             #expect(sdpDirections(answers) == ["sendrecv", "recvonly", "sendrecv", "inactive"])
         }
@@ -379,7 +386,8 @@ extension EngineTests {
         try await EngineHarness.run { h in
             let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
             try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
-            try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999", headers: [SIPHeader(name: "X-Transfer", value: "blind")])
+            try await h.engine.transfer(
+                call, to: "sip:carol@127.0.0.1:5999", headers: [SIPHeader(name: "X-Transfer", value: "blind")])
             let events = try await h.log.wait("final transfer status") { events in
                 events.contains { $0.transferStatus?.call == call && $0.transferStatus?.final == true }
             }
@@ -394,7 +402,8 @@ extension EngineTests {
         }
         let result = try await sipp.finish()
         #expect(result.successfulCalls == 1, "\(result)")
-        let refer = try #require(sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
+        let refer = try #require(
+            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
         #expect(refer.header("Refer-To")?.contains("sip:carol@127.0.0.1:5999") == true)
         #expect(refer.header("X-Transfer") == "blind")
     }
@@ -437,12 +446,16 @@ extension EngineTests {
             }
             let bCallID = try await h.engine.callInfo(b).sipCallID
             try await h.engine.transfer(a, replacing: b)
-            try await h.log.first("final transfer status") { $0.transferStatus?.call == a && $0.transferStatus?.final == true }
+            try await h.log.first("final transfer status") {
+                $0.transferStatus?.call == a && $0.transferStatus?.final == true
+            }
             try await h.engine.hangupAll()
             try await h.log.wait("both ended") { events in
-                events.contains { $0.isState(.disconnected, of: a) } && events.contains { $0.isState(.disconnected, of: b) }
+                events.contains { $0.isState(.disconnected, of: a) }
+                    && events.contains { $0.isState(.disconnected, of: b) }
             }
-            let refer = try #require(transferee.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
+            let refer = try #require(
+                transferee.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
             let referTo = try #require(refer.header("Refer-To"))
             #expect(referTo.contains("127.0.0.1:\(target.port)"), "\(referTo)")
             #expect(referTo.contains("Replaces="), "\(referTo)")
@@ -455,17 +468,21 @@ extension EngineTests {
         #expect(try await target.finish().successfulCalls == 1)
     }
 
-    @Test("Incoming REFER: accepted by default (the engine calls the target and NOTIFYs 200); rejected 603 by a handler")
+    @Test(
+        "Incoming REFER: accepted by default (the engine calls the target and NOTIFYs 200); rejected 603 by a handler")
     func incomingRefer() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(scenario: "uac_refer.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            let sipp = try await Sipp.start(
+                scenario: "uac_refer.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let call = try await h.log.incomingCall(fromUser: "sipp")
             try await h.engine.answer(call)
             // The REFER makes the engine call sip:transfer-target at its own address.
-            let events = try await h.log.wait("the transferred call") { $0.filter { $0.incomingCall != nil }.count >= 2 }
+            let events = try await h.log.wait("the transferred call") {
+                $0.filter { $0.incomingCall != nil }.count >= 2
+            }
             let target = try #require(events.last { $0.incomingCall != nil }?.incomingCall)
             try await h.engine.answer(target)
             let request = try await h.log.first("transfer request") {
@@ -496,23 +513,27 @@ extension EngineTests {
             let refusedResult = try await refused.finish()
             #expect(refusedResult.successfulCalls == 1, "\(refusedResult)")
             #expect(h.log.events.filter { $0.incomingCall != nil }.count == 3)
-            #expect(h.log.events.contains {
-                if case .transferRequest(second, _, 603) = $0 { return true }
-                return false
-            })
+            #expect(
+                h.log.events.contains {
+                    if case .transferRequest(second, _, 603) = $0 { return true }
+                    return false
+                })
         }
     }
 }
 
 extension EngineTests {
-    @Test("Custom headers: incomingCall lists the INVITE's X- and P-Asserted-Identity headers; make/answer/hangup send ours")
+    @Test(
+        "Custom headers: incomingCall lists the INVITE's X- and P-Asserted-Identity headers; make/answer/hangup send ours"
+    )
     func customHeaders() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let uas = try await Sipp.start(scenario: "uas", folder: folder)
         defer { uas.stop() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(scenario: "uac_headers.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            let sipp = try await Sipp.start(
+                scenario: "uac_headers.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let event = try await h.log.first("incoming") { $0.incomingCall != nil }
             guard case .incomingCall(_, let call, _, _, _, let headers) = event else { return }
@@ -616,7 +637,9 @@ extension EngineTests {
 }
 
 extension EngineTests {
-    @Test("CLI: swiftpjsua call --header --dtmf --transfer-to --hold-after does each, and prints DTMF, hold and transfer events")
+    @Test(
+        "CLI: swiftpjsua call --header --dtmf --transfer-to --hold-after does each, and prints DTMF, hold and transfer events"
+    )
     func cliCallFeatures() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
