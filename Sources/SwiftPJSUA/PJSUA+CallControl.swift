@@ -14,21 +14,39 @@ extension PJSUA {
     /// offers the same again, never `sendrecv`.
     ///
     /// Returns when the re-INVITE is sent; the ``PJSUAEvent/callMediaState(call:media:)``
-    /// event with ``MediaStatus/localHold`` follows when the far end answers.
-    /// Wraps `pjsua_call_set_hold2`.
+    /// event with ``MediaStatus/localHold`` follows when the far end answers. While another
+    /// offer/answer exchange is still finishing (pjsua allows one INVITE transaction at a
+    /// time), waits up to 2 s for it. Wraps `pjsua_call_set_hold2`.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)``
-    ///   when the call is not confirmed; ``PJSUAError`` (for example
-    ///   ``PJSUAError/Code/invalidOperation``) while another offer is pending.
+    ///   when the call is not confirmed; ``PJSUAError`` with ``PJSUAError/Code/invalidOperation``
+    ///   when an exchange is still pending after 2 s, or another pjsua failure.
     public func setHold(_ call: Call) async throws {
-        try Native.hold(try confirmedSlot(call))
+        try await afterPendingOffer(call) { try Native.hold($0) }
     }
 
-    /// Takes a call off hold: sends a re-INVITE offering `a=sendrecv`. Wraps
-    /// `pjsua_call_reinvite` with `PJSUA_CALL_UNHOLD`.
+    /// Takes a call off hold: sends a re-INVITE offering `a=sendrecv`, waiting up to 2 s for
+    /// an exchange still in progress like ``setHold(_:)``. Wraps `pjsua_call_reinvite` with
+    /// `PJSUA_CALL_UNHOLD`.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)``
-    ///   when the call is not confirmed; ``PJSUAError`` while another offer is pending.
-    public func resume(_ call: Call) throws {
-        try Native.resume(try confirmedSlot(call))
+    ///   when the call is not confirmed; ``PJSUAError`` as for ``setHold(_:)``.
+    public func resume(_ call: Call) async throws {
+        try await afterPendingOffer(call) { try Native.resume($0) }
+    }
+
+    /// Runs `send` on the confirmed call's slot; while pjsua refuses because an INVITE
+    /// transaction is still open (no event marks its end), retries every 20 ms for up to
+    /// 2 s, re-checking the call after each wait.
+    private func afterPendingOffer(_ call: Call, _ send: (Int32) throws -> Void) async throws {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            let slot = try confirmedSlot(call)
+            do {
+                try send(slot)
+                return
+            } catch let error as PJSUAError where error.code == .invalidOperation && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
     }
 
     /// Mutes or unmutes what a call transmits: while muted the far end hears silence (RTP

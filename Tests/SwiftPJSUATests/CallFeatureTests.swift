@@ -203,6 +203,12 @@ extension EngineTests {
             if case .callState(_, _, _, let status, _) = early { #expect(status == 183) }
             #expect(try await h.engine.callInfo(caller).state == .early)
             #expect(!h.log.states(of: caller).contains(.confirmed))
+            // The final answer follows the early media.
+            try await h.engine.answer(callee, statusCode: 200)
+            try await h.log.wait("both confirmed") { events in
+                events.contains { $0.isState(.confirmed, of: caller) } && events.contains { $0.isState(.confirmed, of: callee) }
+            }
+            #expect(h.log.states(of: caller) == [.calling, .early, .connecting, .confirmed])
             try await h.engine.hangup(caller)
             try await h.log.first("callee ended") { $0.isState(.disconnected, of: callee) }
         }
@@ -301,6 +307,7 @@ extension EngineTests {
             try await h.engine.answer(call)
             let media = { (n: Int) in try await h.log.audio(ofMediaEvent: n, of: call) }
             #expect(try await media(1)?.status == .active)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
             try await h.engine.setHold(call)
             #expect(try await media(2)?.status == .localHold)
             try await h.engine.setHold(call)
@@ -366,6 +373,10 @@ extension EngineTests {
             // What leg B receives is sipp's echo of what the engine sent it: leg A's tone.
             let analysis = try await h.recordTone(legB, to: folder.file("legB-after.wav"))
             #expect(analysis.detected(), "\(analysis)")
+            // Out of the conference, leg B no longer gets leg A's audio.
+            try await h.engine.leaveConference(legB)
+            let alone = try await h.recordTone(legB, to: folder.file("legB-alone.wav"), packets: 50)
+            #expect(!alone.detected(minimumDuration: .milliseconds(200)), "\(alone)")
             try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: legB) }
             let result = try await sipp.finish()
             #expect(result.successfulCalls == 1, "\(result)")
