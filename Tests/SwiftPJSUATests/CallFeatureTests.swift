@@ -206,7 +206,8 @@ extension EngineTests {
             // The final answer follows the early media.
             try await h.engine.answer(callee, statusCode: 200)
             try await h.log.wait("both confirmed") { events in
-                events.contains { $0.isState(.confirmed, of: caller) } && events.contains { $0.isState(.confirmed, of: callee) }
+                events.contains { $0.isState(.confirmed, of: caller) }
+                    && events.contains { $0.isState(.confirmed, of: callee) }
             }
             #expect(h.log.states(of: caller) == [.calling, .early, .connecting, .confirmed])
             try await h.engine.hangup(caller)
@@ -681,5 +682,67 @@ extension EngineTests {
             #expect(output.contains("transfer call") && output.contains("603"), "\(output)")
             #expect(output.contains("audio localHold send"), "\(output)")
         }
+    }
+}
+
+extension EngineTests {
+    @Test("CLI: swiftpjsua listen --dtmf --transfer-to --hold-after acts on each answered call")
+    func cliListenFeatures() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.udp()
+        let cli = try PeerProcess(
+            "swiftpjsua-listen", executable: Repository.tool.path,
+            arguments: [
+                "listen", "--port", String(port), "--header", "X-Answered-By: cli", "--dtmf", "9*",
+                "--transfer-to", "sip:elsewhere@127.0.0.1:5999", "--hold-after", "0.3",
+            ], folder: folder)
+        defer { cli.stop() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FreePort.isUDPBound(port) {
+            try #require(ContinuousClock.now < deadline && cli.exitStatus == nil, "listen did not bind: \(cli.output)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await EngineHarness.run { h in
+            try await h.engine.setTransferRequestHandler { _ in .reject(statusCode: 603) }
+            let call = try await h.engine.makeCall(to: "sip:cli@127.0.0.1:\(port)", from: h.account)
+            try await h.log.wait("2 digits, a REFER and a remote hold") { events in
+                digits(in: events, of: call).count >= 2
+                    && events.contains { if case .transferRequest(call, _, 603) = $0 { true } else { false } }
+                    && events.contains { $0.hasAudio(.remoteHold, call) }
+            }
+            #expect(String(h.log.digits(of: call).map(\.digit)) == "9*")
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        let output = cli.output
+        #expect(output.contains("sending dtmf 9*"), "\(output)")
+        #expect(output.contains("transfer call") && output.contains("603"), "\(output)")
+        #expect(output.contains("holding call"), "\(output)")
+    }
+}
+
+@Suite("Call feature values")
+struct CallValueTests {
+    @Test(
+        "SIPHeader(parsing:) splits at the first colon and trims",
+        arguments: [
+            ("X-Campaign: spring-7", "X-Campaign", "spring-7"),
+            ("P-Asserted-Identity:  \"A\" <sip:a@b.c:5060>", "P-Asserted-Identity", "\"A\" <sip:a@b.c:5060>"),
+            ("X-Empty:", "X-Empty", ""),
+        ])
+    func parsesHeader(line: String, name: String, value: String) throws {
+        let header = try #require(SIPHeader(parsing: line))
+        #expect(header.name == name)
+        #expect(header.value == value)
+    }
+
+    @Test("Lines without a name or colon are not headers; lookup ignores case")
+    func rejectsNonHeaders() {
+        #expect(SIPHeader(parsing: "no colon here") == nil)
+        #expect(SIPHeader(parsing: ": value") == nil)
+        let headers = [SIPHeader(name: "X-One", value: "1"), SIPHeader(name: "x-one", value: "2")]
+        #expect(headers.value(of: "X-ONE") == "1")
+        #expect(headers.value(of: "X-Two") == nil)
     }
 }
