@@ -65,6 +65,7 @@ extension PJSUA {
     /// Received digits arrive as ``PJSUAEvent/dtmf(call:digit:method:duration:)``.
     /// Wraps `pjsua_call_send_dtmf`.
     /// - Parameters:
+    ///   - call: a confirmed call.
     ///   - digits: `0`–`9`, `*`, `#`, `A`–`D` (lowercase `a`–`d` are accepted).
     ///   - method: RFC 4733 telephone-events in RTP, or one SIP INFO per digit
     ///     (`application/dtmf-relay`).
@@ -96,6 +97,7 @@ extension PJSUA {
     /// (for example 403) gives a final event with that code and the call stays up.
     /// Wraps `pjsua_call_xfer`.
     /// - Parameters:
+    ///   - call: the confirmed call whose far end should call `uri`.
     ///   - uri: the Refer-To target, a SIP or SIPS URI.
     ///   - headers: extra headers for the REFER.
     /// - Throws: ``PJSUAUsageError/invalidURI(_:)``; ``PJSUAUsageError/invalidHeader(_:)``;
@@ -190,7 +192,9 @@ extension PJSUA {
     /// Yields a ``StreamStatistics`` snapshot every `interval` while the call has media and
     /// finishes right after the call's terminal event (or at once for an ended call). Keeps
     /// only the newest snapshot for a slow consumer. Wraps `pjsua_call_get_stream_stat`.
-    /// - Parameter interval: the sampling period, at least 10 ms.
+    /// - Parameters:
+    ///   - call: the call to sample.
+    ///   - interval: the sampling period, at least 10 ms.
     public nonisolated func quality(of call: Call, every interval: Duration = .seconds(1)) -> AsyncStream<
         StreamStatistics
     > {

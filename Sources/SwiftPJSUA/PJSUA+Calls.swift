@@ -37,6 +37,7 @@ extension PJSUA {
     /// 180 rings, 183 answers with session progress (early media, SDP included), 200 accepts,
     /// 3xx–6xx reject. Wraps `pjsua_call_answer2`.
     /// - Parameters:
+    ///   - call: an unanswered incoming call.
     ///   - statusCode: the SIP status to send, 100–699.
     ///   - headers: extra headers for the response.
     /// - Throws: ``PJSUAUsageError/invalidStatusCode(_:)`` outside 100–699;
@@ -56,9 +57,11 @@ extension PJSUA {
 
     /// Ends a call: CANCEL before an answer, a final response to an unanswered incoming
     /// call, BYE once established. Wraps `pjsua_call_hangup`.
-    /// - Parameter statusCode: for an unanswered incoming call, the final response
-    ///   (300–699); `nil` lets pjsua choose (603 for incoming, otherwise the BYE/CANCEL).
-    /// - Parameter headers: extra headers for the BYE, CANCEL or final response.
+    /// - Parameters:
+    ///   - call: the call to end.
+    ///   - statusCode: for an unanswered incoming call, the final response (300–699); `nil`
+    ///     lets pjsua choose (603 for incoming, otherwise the BYE/CANCEL).
+    ///   - headers: extra headers for the BYE, CANCEL or final response.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidStatusCode(_:)``;
     ///   ``PJSUAUsageError/invalidHeader(_:)``.
     public func hangup(_ call: Call, statusCode: Int? = nil, headers: [SIPHeader] = []) throws {
@@ -92,7 +95,9 @@ extension PJSUA {
     }
 
     /// RTP/RTCP counters of one of a call's media streams. Wraps `pjsua_call_get_stream_stat`.
-    /// - Parameter mediaIndex: the stream's index in the SDP (0 for the usual single audio).
+    /// - Parameters:
+    ///   - call: a call with media.
+    ///   - mediaIndex: the stream's index in the SDP (0 for the usual single audio).
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the stream has no
     ///   statistics (no such index, or media not set up).
     public func streamStatistics(_ call: Call, mediaIndex: Int = 0) throws -> StreamStatistics {
