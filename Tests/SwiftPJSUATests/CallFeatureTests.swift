@@ -746,3 +746,37 @@ struct CallValueTests {
         #expect(headers.value(of: "X-Two") == nil)
     }
 }
+
+extension EngineTests {
+    @Test("On the wire: a 183 with SDP before the 200, and DTMF as SIP INFO application/dtmf-relay both ways")
+    func earlyMediaAndInfoOnTheWire() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_early_media_info.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call, statusCode: 183)
+            try await h.log.first("media in the early dialog") { $0.hasActiveAudio(call) }
+            try await h.engine.answer(call, statusCode: 200)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.engine.sendDTMF(call, digits: "5", method: .sipInfo, duration: .milliseconds(100))
+            let digit = try await h.log.first("sipp's INFO digit") { $0.receivedDigit?.call == call }.receivedDigit
+            #expect(digit?.digit == "8")
+            #expect(digit?.method == .sipInfo)
+            #expect(digit?.duration == .milliseconds(120))
+            try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            let received = sipp.messageBlocks.filter { $0.direction == .received }
+            let progress = try #require(received.first { $0.firstLine.hasPrefix("SIP/2.0 183") })
+            #expect(progress.header("Content-Type") == "application/sdp")
+            #expect(progress.lines.contains { $0.hasPrefix("m=audio ") })
+            let info = try #require(received.first { $0.firstLine.hasPrefix("INFO ") })
+            #expect(info.header("Content-Type") == "application/dtmf-relay")
+            #expect(info.lines.contains("Signal=5"), "\(info.lines)")
+            #expect(info.lines.contains("Duration=100"), "\(info.lines)")
+        }
+    }
+}
