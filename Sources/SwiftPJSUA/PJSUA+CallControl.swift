@@ -71,7 +71,8 @@ extension PJSUA {
     ///     (`application/dtmf-relay`).
     ///   - duration: each digit's length for SIP INFO (`Duration=` in ms). RFC 4733 digits
     ///     last pjmedia's fixed `PJMEDIA_DTMF_DURATION` (200 ms at 8 kHz) in pjproject 2.12.
-    /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)``; ``PJSUAUsageError/unknownCall(_:)``;
+    /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)`` for an empty string, another
+    ///   character, or a duration outside 1 ms–10 s; ``PJSUAUsageError/unknownCall(_:)``;
     ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when the call is not confirmed;
     ///   ``PJSUAError`` when the stream has no telephone-event payload negotiated.
     public func sendDTMF(
