@@ -138,10 +138,12 @@ public final class PeerProcess: Sendable {
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: outputFile)
         let process = Process()
-        // setsid gives the peer its own process group, so stop() ends its children too;
-        // timeout bounds its life even if the test process dies without stopping it.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = ["/usr/bin/timeout", "--kill-after=5", String(lifetimeSeconds), executable] + arguments
+        // timeout puts itself in a new process group (it calls setpgid) whose id is its pid,
+        // so stop() reaches the peer and its children; it also bounds the peer's life if the
+        // test process dies without stopping it. (setsid forked when its caller already led
+        // a group, leaving stop() signalling an exited pid while the peer ran on.)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["--kill-after=5", String(lifetimeSeconds), executable] + arguments
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice

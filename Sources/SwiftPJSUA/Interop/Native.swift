@@ -42,6 +42,9 @@ enum Native {
             config.cb.on_incoming_call = { onIncomingCall($0, $1, $2) }
             config.cb.on_call_media_state = { onCallMediaState($0) }
             config.cb.on_reg_state2 = { onRegistrationState($0, $1) }
+            config.cb.on_dtmf_event = { onDTMFEvent($0, $1) }
+            config.cb.on_call_transfer_status = { onTransferStatus($0, $1, $2, $3, $4) }
+            config.cb.on_call_transfer_request2 = { onTransferRequest($0, $1, $2, $3) }
 
             var logging = pjsua_logging_config()
             pjsua_logging_config_default(&logging)
