@@ -131,7 +131,8 @@ public final class PeerProcess: Sendable {
 
     /// Launches `executable` with `arguments` in its own process group.
     public init(
-        _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300
+        _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300,
+        environment: [String: String] = [:]
     ) throws {
         self.name = name
         outputFile = folder.file("\(name).out")
@@ -147,6 +148,9 @@ public final class PeerProcess: Sendable {
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let (_, continuation) = (exited.stream, exited.continuation)
         let exitBox = exit
         process.terminationHandler = { process in
@@ -196,6 +200,18 @@ public final class PeerProcess: Sendable {
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning { kill(group, SIGKILL) }
         process.waitUntilExit()
+    }
+
+    /// Waits until the process has printed `text` (checking its output every 20 ms).
+    /// - Throws: ``TimedOut`` when it exits or `timeout` passes first.
+    public func waitForOutput(containing text: String, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !output.contains(text) {
+            guard ContinuousClock.now < deadline, exitStatus == nil else {
+                throw TimedOut(what: "\(name) to print \"\(text)\"", seen: [output])
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Everything the process printed so far.

@@ -123,6 +123,7 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
             .unregistered
         }
     let account = Handles.account(accountSlot)
+    bridge.accountRecords.record(outcome, of: account)
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)
     }
