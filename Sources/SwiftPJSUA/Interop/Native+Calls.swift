@@ -8,12 +8,15 @@ extension Native {
         uri.withCString { pjsua_verify_sip_url($0) } == cpj_success()
     }
 
-    static func makeCall(to uri: String, from account: pjsua_acc_id) throws(PJSUAError) -> Call {
+    /// - Parameter generation: the new call's generation; a caller that subscribes to the
+    ///   call's events before placing it reserves one first.
+    static func makeCall(
+        to uri: String, from account: pjsua_acc_id, generation: UInt64 = nextGeneration()
+    ) throws(PJSUAError) -> Call {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         setting.aud_cnt = 1
         setting.vid_cnt = 0
-        let generation = nextGeneration()
         var slot = pjsua_call_id(cpj_invalid_id())
         // The generation goes in as the call's user data, so it is in place before the
         // first callback for the call runs.
