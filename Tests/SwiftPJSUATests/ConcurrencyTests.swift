@@ -221,13 +221,13 @@ extension EngineTests {
     @Test("A reused slot: the old handle throws unknownCall and never sees the new call's events")
     func staleHandleAfterSlotReuse() async throws {
         try await EngineHarness.run(maxCalls: 2) { h in
-            let first = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            let first = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log, matching: ())
             let firstEvents = h.engine.events(for: first.caller)
             try await h.log.first("first call confirmed") { $0.isState(.confirmed, of: first.caller) }
             try await h.engine.hangup(first.caller)
             try await h.log.first("first callee ended") { $0.isState(.disconnected, of: first.callee) }
             try await h.poll("slots free") { try await $0.callSlotsInUse() == 0 }
-            let second = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            let second = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log, matching: ())
             #expect(second.caller.slot == first.caller.slot)
             #expect(second.caller != first.caller)
             try await h.log.first("second call confirmed") { $0.isState(.confirmed, of: second.caller) }
@@ -299,7 +299,7 @@ extension EngineTests {
             var calls: [Call] = []
             for _ in 0..<3 {
                 let (caller, callee) = try await engine.answeredSelfCall(
-                    to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
+                    to: "sip:self@127.0.0.1:\(port)", from: account, log: log, matching: ())
                 try await log.first("run \(run): confirmed") { $0.isState(.confirmed, of: caller) }
                 calls += [caller, callee]
             }
@@ -397,6 +397,24 @@ extension EngineTests {
         #expect(sipp.receivedRequests.contains("BYE"))
         try await engine.start(Configuration(transports: loopbackUDP))
         await engine.shutdown()
+    }
+}
+
+extension PJSUA {
+    /// Calls this engine's own address and answers the incoming leg that belongs to this
+    /// call (matched by Call-ID, so earlier incoming calls in the log are not mistaken for it).
+    func answeredSelfCall(to uri: String, from account: Account, log: EventLog, matching: Void)
+        async throws -> (caller: Call, callee: Call)
+    {
+        let caller = try makeCall(to: uri, from: account)
+        let sipCallID = try callInfo(caller).sipCallID
+        let incoming = try await log.first("incoming leg of \(sipCallID)") { event in
+            if case .incomingCall(_, _, let id, _, _) = event { return id == sipCallID }
+            return false
+        }
+        guard let callee = incoming.incomingCall else { throw TimedOut(what: "incoming leg", seen: []) }
+        try answer(callee)
+        return (caller, callee)
     }
 }
 

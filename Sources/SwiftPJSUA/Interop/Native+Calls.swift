@@ -64,7 +64,7 @@ extension Native {
         var codec: String?
         if let audio = media.first(where: { $0.type == .audio && $0.status != .none && $0.status != .error }) {
             var stream = pjsua_stream_info()
-            if pjsua_call_get_stream_info(slot, UInt32(audio.index), &stream) == cpj_success() {
+            if cpj_call_get_stream_info(slot, UInt32(audio.index), &stream) == cpj_success() {
                 let fmt = stream.info.aud.fmt
                 codec = "\(PJ.string(fmt.encoding_name))/\(fmt.clock_rate)"
             }
@@ -90,7 +90,7 @@ extension Native {
     static func streamStatistics(_ slot: pjsua_call_id, mediaIndex: Int) throws(PJSUAError) -> StreamStatistics {
         let raw = UnsafeMutablePointer<pjsua_stream_stat>.allocate(capacity: 1)
         defer { raw.deallocate() }
-        try PJ.check(pjsua_call_get_stream_stat(slot, UInt32(mediaIndex), raw), "pjsua_call_get_stream_stat")
+        try PJ.check(cpj_call_get_stream_stat(slot, UInt32(mediaIndex), raw), "pjsua_call_get_stream_stat")
         let rtcp = raw.pointee.rtcp
         return StreamStatistics(
             packetsSent: UInt64(rtcp.tx.pkt), bytesSent: UInt64(rtcp.tx.bytes),
