@@ -1,8 +1,9 @@
 import Foundation
 import PJSUATestSupport
-import SwiftPJSUA
 import Synchronization
 import Testing
+
+@testable import SwiftPJSUA
 
 // The four stress tests of issue 5. Each is bounded (a deadline on every wait, a time limit
 // on the test) and reports its numbers with `print` so a run shows what it did.
@@ -308,7 +309,7 @@ extension EngineTests {
         #expect(cancelled + confirmed == total)
     }
 
-    @Test("Stress 4: shutdown with three established calls delivers every terminal event, then one BYE per peer call",
+    @Test("Stress 4: shutdown with three established calls and a conference link: terminal events, then one BYE each",
           .timeLimit(.minutes(1)))
     func stressShutdownWithEstablishedCalls() async throws {
         let folder = try TemporaryFolder()
@@ -322,6 +323,8 @@ extension EngineTests {
         let account = try await engine.addLocalAccount()
         var calls: [Call] = []
         for _ in 0..<3 { calls.append(try await engine.call(sipp.uri, from: account)) }
+        // A conference link between two of the calls (internal until the conference API lands).
+        try await engine.linkAudio(calls[0], calls[1])
         let perCall = calls.map { call in
             let stream = engine.events(for: call)
             return Task {
