@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Fans engine events out to every subscriber, in one order, never dropping one.
 ///
 /// Each subscriber gets an `AsyncStream` with an unbounded buffer: signalling events are
@@ -43,7 +41,7 @@ final class EventHub: Sendable {
         var endedCalls: Set<UInt64> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
     /// Calls with a lower generation were created before this hub (by an earlier run or
     /// another engine) and have ended.
     private let firstGeneration: UInt64

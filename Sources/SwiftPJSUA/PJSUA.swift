@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The SIP user agent: one pjsua instance, driven with `async`/`await`.
 ///
@@ -42,7 +41,7 @@ public actor PJSUA {
     private let executor: EngineExecutor
     private var lifecycle: Lifecycle = .idle
     /// The hub that subscriptions made now attach to; replaced after each shutdown.
-    private let currentHub = Mutex(EventHub(firstGeneration: upcomingGeneration()))
+    private let currentHub = Protected(EventHub(firstGeneration: upcomingGeneration()))
     /// Callers of `shutdown` waiting for the one in progress.
     private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
     /// The periodic sweep for calls whose end pjsua did not report; runs while running.
@@ -229,8 +228,8 @@ public actor PJSUA {
 
     /// Accounts waiting for their unregistration to finish during shutdown.
     private final class RegistrationSet: Sendable {
-        private let pending: Mutex<Set<Account>>
-        init(_ accounts: [Account]) { pending = Mutex(Set(accounts)) }
+        private let pending: Protected<Set<Account>>
+        init(_ accounts: [Account]) { pending = Protected(Set(accounts)) }
         func remove(_ account: Account) { _ = pending.withLock { $0.remove(account) } }
         var isEmpty: Bool { pending.withLock { $0.isEmpty } }
     }

@@ -30,7 +30,7 @@ public final class EventLog: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
 
     /// Starts collecting from `stream` (subscribe before the actions whose events you want).
     public init(_ stream: AsyncStream<PJSUAEvent>) {

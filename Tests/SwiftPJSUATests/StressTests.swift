@@ -71,14 +71,8 @@ extension PJSUAEvent {
     }
 }
 
-/// A value behind a lock, shareable between tasks.
-final class Locked<Value>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: sending Value) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout sending Value) throws -> sending R) rethrows -> sending R {
-        try mutex.withLock(body)
-    }
-}
+/// A value behind a lock that ThreadSanitizer sees, shareable between tasks.
+typealias Locked<Value> = PJSUATestSupport.Protected<Value>
 
 /// What one call's own event stream showed.
 struct CallRecord: Sendable {

@@ -8,7 +8,7 @@ final class EngineBridge: Sendable {
     let hub: EventHub
     let executor: EngineExecutor
     let logHandler: (any PJSUALogHandler)?
-    let media = Mutex(MediaPlan())
+    let media = Protected(MediaPlan())
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
 
@@ -21,7 +21,7 @@ final class EngineBridge: Sendable {
 
     /// The bridge of the engine that is running in this process, if any. pjsua is one per
     /// process, so there is at most one.
-    static let current = Mutex<EngineBridge?>(nil)
+    static let current = Protected<EngineBridge?>(nil)
 
     static func active() -> EngineBridge? { current.withLock { $0 } }
 
