@@ -51,7 +51,10 @@ final class EventHub: Sendable {
     /// therefore deadlocked against a consumer's cancellation (found by the cancellation
     /// test: an event being delivered while `call(_:from:)`'s task was cancelled). Nothing
     /// that runs under a task's status lock takes `delivery`, so this order has no cycle.
-    private let delivery = Protected(())
+    /// The value counts the events delivered. (Not `Protected<Void>`: an `inout` access to a
+    /// zero-sized value points one past the object, where ThreadSanitizer then reports races
+    /// against whatever object happens to be allocated next.)
+    private let delivery = Protected<UInt64>(0)
     /// Calls with a lower generation were created before this hub (by an earlier run or
     /// another engine) and have ended.
     private let firstGeneration: UInt64
@@ -114,7 +117,7 @@ final class EventHub: Sendable {
     @discardableResult
     func emit(_ event: PJSUAEvent) -> Bool {
         let now = ContinuousClock.now
-        return delivery.withLock { _ in
+        return delivery.withLock { delivered in
             // The bookkeeping, and who gets the event, under the state lock; the hand-over to
             // the streams after releasing it (see `delivery`).
             let targets: (all: [Sink], finishing: [Sink])? = state.withLock { state in
@@ -154,6 +157,7 @@ final class EventHub: Sendable {
                 return (all, finishing)
             }
             guard let targets else { return false }
+            delivered += 1
             for sink in targets.all { sink.yield(event, at: now) }
             for sink in targets.finishing { sink.finish() }
             return true
