@@ -200,7 +200,7 @@ public actor PJSUA {
             Native.hangupAll()
             await Self.waitUntil(deadline: deadline, events: stream) { _ in hub.liveCalls.isEmpty }
         }
-        let registered = Native.registeredAccounts()
+        let registered = Native.registeredAccounts(records: runtime.bridge.accountRecords)
         if !registered.isEmpty {
             let pending = RegistrationSet(registered)
             let stream = hub.subscribe()
@@ -209,7 +209,7 @@ public actor PJSUA {
             }
             let remaining = max(.milliseconds(200), deadline - (clock.now - start))
             await Self.waitUntil(deadline: remaining, events: stream) { event in
-                if case .registrationState(let account, false, _, _, _) = event { pending.remove(account) }
+                if case .registrationState(let account, let outcome, _, _, _) = event, !outcome.isRegistered { pending.remove(account) }
                 return pending.isEmpty
             }
         }
@@ -240,7 +240,7 @@ public actor PJSUA {
     /// The wait runs in its own task, so cancelling the caller does not cut it short (a
     /// cancelled caller would otherwise skip straight to `pjsua_destroy2` and leave peers
     /// without their BYE); the deadline still bounds it.
-    private static func waitUntil(
+    static func waitUntil(
         deadline: Duration, events: AsyncStream<PJSUAEvent>, _ condition: @escaping @Sendable (PJSUAEvent?) -> Bool
     ) async {
         if condition(nil) { return }
@@ -290,12 +290,6 @@ public actor PJSUA {
             }
         }
         lostCallSuspects = suspects
-    }
-
-    /// Connects two established calls' audio both ways in the conference bridge. Internal:
-    /// the shutdown stress test uses it until the public conference API lands.
-    func linkAudio(_ first: Call, _ second: Call) throws {
-        try Native.linkAudio(try liveSlot(first), try liveSlot(second))
     }
 
     /// Call slots pjsua holds, including calls that have delivered their terminal event

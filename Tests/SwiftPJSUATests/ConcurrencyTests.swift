@@ -179,7 +179,7 @@ extension EngineTests {
                 for await event in stream {
                     handled.withLock { $0 += 1 }
                     switch event {
-                    case .incomingCall(_, let call, _, _, _):
+                    case .incomingCall(_, let call, _, _, _, _):
                         _ = try? await engine.callInfo(call)
                         try? await engine.answer(call)
                     case .callState(let call, let state, _, _, _):
@@ -409,7 +409,7 @@ extension PJSUA {
         let caller = try makeCall(to: uri, from: account)
         let sipCallID = try callInfo(caller).sipCallID
         let incoming = try await log.first("incoming leg of \(sipCallID)") { event in
-            if case .incomingCall(_, _, let id, _, _) = event { return id == sipCallID }
+            if case .incomingCall(_, _, let id, _, _, _) = event { return id == sipCallID }
             return false
         }
         guard let callee = incoming.incomingCall else { throw TimedOut(what: "incoming leg", seen: []) }
