@@ -16,6 +16,7 @@
 #endif
 
 #include <pjsua-lib/pjsua.h>
+#include <pjsua-lib/pjsua_internal.h>
 #include <pjsip/sip_errno.h>
 #include <pjlib-util/sha1.h>
 
@@ -122,6 +123,42 @@ static inline void cpj_acc_add_register_header(pjsua_acc_config *cfg, pj_pool_t 
 static inline pj_uint32_t cpj_cred_plain_password(void) { return PJSIP_CRED_DATA_PLAIN_PASSWD; }
 static inline pj_uint32_t cpj_cred_digest(void) { return PJSIP_CRED_DATA_DIGEST; }
 
+/* ---- Media streams: pjsua hands a call's stream to pjmedia without a NULL check. ---- */
+
+/* pjsua_call_get_stream_info and pjsua_call_get_stream_stat pass the call's audio stream
+ * straight to pjmedia, which asserts (aborts, in a debug pjproject) when it is NULL. The
+ * stream is torn down on pjsua's threads when the call ends or its media is removed, so a
+ * caller that saw active media a moment earlier can race it. These check the stream under
+ * pjsua's lock (recursive; the wrapped functions take it again) and return PJ_ENOTFOUND
+ * when there is none. */
+static inline pj_bool_t cpj_call_has_audio_stream(pjsua_call_id call_id, unsigned med_idx) {
+    const pjsua_call *call = &pjsua_var.calls[call_id];
+    return med_idx < call->med_cnt && call->media[med_idx].type == PJMEDIA_TYPE_AUDIO &&
+           call->media[med_idx].strm.a.stream != NULL;
+}
+
+static inline pj_status_t cpj_call_get_stream_info(pjsua_call_id call_id, unsigned med_idx,
+                                                   pjsua_stream_info *info) {
+    pj_status_t status;
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_EINVAL;
+    PJSUA_LOCK();
+    status = cpj_call_has_audio_stream(call_id, med_idx)
+                 ? pjsua_call_get_stream_info(call_id, med_idx, info) : PJ_ENOTFOUND;
+    PJSUA_UNLOCK();
+    return status;
+}
+
+static inline pj_status_t cpj_call_get_stream_stat(pjsua_call_id call_id, unsigned med_idx,
+                                                   pjsua_stream_stat *stat) {
+    pj_status_t status;
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_EINVAL;
+    PJSUA_LOCK();
+    status = cpj_call_has_audio_stream(call_id, med_idx)
+                 ? pjsua_call_get_stream_stat(call_id, med_idx, stat) : PJ_ENOTFOUND;
+    PJSUA_UNLOCK();
+    return status;
+}
+
 /* ---- Threads: pj_thread_desc is an array typedef, awkward to allocate from Swift. ---- */
 
 static inline pj_size_t cpj_thread_desc_size(void) { return sizeof(pj_thread_desc); }
@@ -129,5 +166,26 @@ static inline pj_size_t cpj_thread_desc_size(void) { return sizeof(pj_thread_des
 static inline pj_status_t cpj_thread_register(const char *name, void *desc, pj_thread_t **thread) {
     return pj_thread_register(name, (long *)desc, thread);
 }
+
+/* pjsua_schedule_timer2 is a macro when PJ_TIMER_DEBUG is set; this is callable either way. */
+static inline pj_status_t cpj_schedule_timer(void (*cb)(void *user_data), void *user_data, unsigned msec_delay) {
+    return pjsua_schedule_timer2(cb, user_data, msec_delay);
+}
+
+/* ---- Call features: message data headers, DTMF constants. ---- */
+
+/* Adds "name: value" to a pjsua_msg_data's header list; pj_list_push_back may be a macro.
+ * pjsip_generic_string_hdr_create copies both strings into the pool. */
+static inline pj_bool_t cpj_msg_data_add_header(pjsua_msg_data *data, pj_pool_t *pool, pj_str_t name, pj_str_t value) {
+    pjsip_generic_string_hdr *hdr = pjsip_generic_string_hdr_create(pool, &name, &value);
+    if (hdr == NULL) return PJ_FALSE;
+    pj_list_push_back(&data->hdr_list, hdr);
+    return PJ_TRUE;
+}
+
+/* An enum constant used as a bit in an unsigned flags field: spell it as unsigned. */
+static inline unsigned cpj_dtmf_flag_is_end(void) { return PJMEDIA_STREAM_DTMF_IS_END; }
+/* PJSUA_UNKNOWN_DTMF_DURATION is a cast expression macro. */
+static inline unsigned cpj_dtmf_unknown_duration(void) { return PJSUA_UNKNOWN_DTMF_DURATION; }
 
 #endif

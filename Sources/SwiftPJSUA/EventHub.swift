@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Fans engine events out to every subscriber, in one order, never dropping one.
 ///
 /// Each subscriber gets an `AsyncStream` with an unbounded buffer: signalling events are
@@ -28,7 +26,9 @@ final class EventHub: Sendable {
 
     private struct Subscriber {
         let sink: Sink
-        let filter: Call?
+        /// The generation of the one call this subscriber follows, or `nil` for every event.
+        /// Generations are unique in the process, so the slot is not needed to match.
+        let filter: UInt64?
     }
 
     private struct State {
@@ -41,7 +41,20 @@ final class EventHub: Sendable {
         var endedCalls: Set<UInt64> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
+    /// Serializes the hand-over of events to the streams, so every subscriber sees one order
+    /// and a call's terminal event last, without holding `state` while yielding.
+    ///
+    /// Yielding to a stream resumes the task waiting on it, which takes that task's status
+    /// lock; cancelling that task holds its status lock while running the stream's
+    /// `onTermination`, which unregisters here and needs `state`. Yielding under `state`
+    /// therefore deadlocked against a consumer's cancellation (found by the cancellation
+    /// test: an event being delivered while `call(_:from:)`'s task was cancelled). Nothing
+    /// that runs under a task's status lock takes `delivery`, so this order has no cycle.
+    /// The value counts the events delivered. (Not `Protected<Void>`: an `inout` access to a
+    /// zero-sized value points one past the object, where ThreadSanitizer then reports races
+    /// against whatever object happens to be allocated next.)
+    private let delivery = Protected<UInt64>(0)
     /// Calls with a lower generation were created before this hub (by an earlier run or
     /// another engine) and have ended.
     private let firstGeneration: UInt64
@@ -56,8 +69,16 @@ final class EventHub: Sendable {
     /// A subscription to one call finishes right after that call's terminal event; every
     /// subscription finishes when the engine shuts down.
     func subscribe(call: Call? = nil) -> AsyncStream<PJSUAEvent> {
+        subscribe(generation: call?.generation)
+    }
+
+    /// A subscription to the call that has (or will be given) `generation`, or to every
+    /// event when `nil`. Subscribing by generation before the call is placed is how a caller
+    /// sees a call's every event, including a terminal one that arrives before `makeCall`
+    /// returns.
+    func subscribe(generation: UInt64?) -> AsyncStream<PJSUAEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
-        if let id = register(.plain(continuation), filter: call) {
+        if let id = register(.plain(continuation), filter: generation) {
             continuation.onTermination = { [weak self] _ in self?.unregister(id) }
         }
         return stream
@@ -74,13 +95,13 @@ final class EventHub: Sendable {
 
     /// Adds a subscriber, or finishes its sink at once (returning `nil`) when the hub has
     /// finished or the call it follows has ended.
-    private func register(_ sink: Sink, filter call: Call?) -> UInt64? {
+    private func register(_ sink: Sink, filter generation: UInt64?) -> UInt64? {
         let id: UInt64? = state.withLock { state in
             if state.finished { return nil }
-            if let call, state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
+            if let generation, state.endedCalls.contains(generation) || generation < firstGeneration { return nil }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(sink: sink, filter: call)
+            state.subscribers[id] = Subscriber(sink: sink, filter: generation)
             return id
         }
         if id == nil { sink.finish() }
@@ -95,40 +116,50 @@ final class EventHub: Sendable {
     /// hub has finished, or the event is about a call that already ended).
     @discardableResult
     func emit(_ event: PJSUAEvent) -> Bool {
-        // Per-call subscriptions end after the terminal event; finishing runs their
-        // onTermination handler, which takes the lock, so it happens after unlocking.
         let now = ContinuousClock.now
-        var toFinish: [Sink] = []
-        defer { toFinish.forEach { $0.finish() } }
-        return state.withLock { state in
-            guard !state.finished else { return false }
-            if let call = event.call {
-                if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return false }
-                if case .callState(_, let callState, let sipCallID, _, _) = event {
-                    if callState.isTerminal {
-                        state.liveCalls.removeValue(forKey: call)
-                        state.endedCalls.insert(call.generation)
-                    } else {
+        return delivery.withLock { delivered in
+            // The bookkeeping, and who gets the event, under the state lock; the hand-over to
+            // the streams after releasing it (see `delivery`).
+            let targets: (all: [Sink], finishing: [Sink])? = state.withLock { state in
+                guard !state.finished else { return nil }
+                var isTerminal = false
+                if let call = event.call {
+                    if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
+                    if case .callState(_, let callState, let sipCallID, _, _) = event {
+                        if callState.isTerminal {
+                            isTerminal = true
+                            state.liveCalls.removeValue(forKey: call)
+                            state.endedCalls.insert(call.generation)
+                        } else {
+                            state.liveCalls[call] = sipCallID
+                        }
+                    } else if case .incomingCall(_, _, let sipCallID, _, _, _) = event {
                         state.liveCalls[call] = sipCallID
+                    } else if state.liveCalls[call] == nil {
+                        state.liveCalls[call] = ""
                     }
-                } else if case .incomingCall(_, _, let sipCallID, _, _) = event {
-                    state.liveCalls[call] = sipCallID
-                } else if state.liveCalls[call] == nil {
-                    state.liveCalls[call] = ""
                 }
-            }
-            for (id, subscriber) in state.subscribers {
-                if let filter = subscriber.filter {
-                    guard filter == event.call else { continue }
-                    subscriber.sink.yield(event, at: now)
-                    if case .callState(_, let callState, _, _, _) = event, callState.isTerminal {
-                        toFinish.append(subscriber.sink)
-                        state.subscribers.removeValue(forKey: id)
+                var all: [Sink] = []
+                var finishing: [Sink] = []
+                for (id, subscriber) in state.subscribers {
+                    if let filter = subscriber.filter {
+                        guard filter == event.call?.generation else { continue }
+                        all.append(subscriber.sink)
+                        if isTerminal {
+                            // Per-call subscriptions end after the terminal event.
+                            finishing.append(subscriber.sink)
+                            state.subscribers.removeValue(forKey: id)
+                        }
+                    } else {
+                        all.append(subscriber.sink)
                     }
-                } else {
-                    subscriber.sink.yield(event, at: now)
                 }
+                return (all, finishing)
             }
+            guard let targets else { return false }
+            delivered += 1
+            for sink in targets.all { sink.yield(event, at: now) }
+            for sink in targets.finishing { sink.finish() }
             return true
         }
     }
@@ -143,14 +174,34 @@ final class EventHub: Sendable {
         state.withLock { $0.liveCalls }
     }
 
+    /// Delivers a terminal event that pjsua did not report, for a call that has not ended.
+    /// Returns `false` (and emits nothing) when the call has already ended.
+    @discardableResult
+    func synthesizeEnd(of call: Call, reason: String) -> Bool {
+        guard let sipCallID = state.withLock({ $0.liveCalls[call] }) else { return false }
+        return emit(.callState(call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0, reason: reason))
+    }
+
+    /// Like ``synthesizeEnd(of:reason:)`` for the live call with `generation`, if any (a
+    /// call whose slot the caller never learned, for example when placing it failed after
+    /// pjsua had reported its first state).
+    @discardableResult
+    func synthesizeEnd(generation: UInt64, reason: String) -> Bool {
+        let call = state.withLock { $0.liveCalls.keys.first { $0.generation == generation } }
+        guard let call else { return false }
+        return synthesizeEnd(of: call, reason: reason)
+    }
+
     /// Finishes every subscription; later subscriptions finish at once.
     func finish() {
-        let subscribers = state.withLock { state in
-            state.finished = true
-            let subscribers = state.subscribers
-            state.subscribers = [:]
-            return subscribers
+        delivery.withLock { _ in
+            let subscribers = state.withLock { state in
+                state.finished = true
+                let subscribers = state.subscribers
+                state.subscribers = [:]
+                return subscribers
+            }
+            subscribers.values.forEach { $0.sink.finish() }
         }
-        subscribers.values.forEach { $0.sink.finish() }
     }
 }

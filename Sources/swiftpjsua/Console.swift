@@ -31,15 +31,22 @@ final class EventPrinter: Sendable {
         guard !quiet else { return }
         func name(_ call: Call) -> String { names[call].map { "\($0) (\(call))" } ?? "\(call)" }
         switch event {
-        case .registrationState(let account, let active, let code, let reason, let expiration):
-            line("registration \(account) \(active ? "registered" : "not registered") \(code) \(reason) expires=\(expiration.components.seconds)s")
-        case .incomingCall(_, let call, let sipCallID, let from, let video):
+        case .registrationState(let account, let outcome, let code, let reason, _):
+            line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
+        case .incomingCall(_, let call, let sipCallID, let from, let video, _):
             line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")")
         case .callState(let call, let state, _, let status, let reason):
             line("state \(name(call)) \(state.description.uppercased())\(status > 0 ? " \(status) \(reason)" : "")")
         case .callMediaState(let call, let media):
             let streams = media.map { "\($0.type.rawValue) \($0.status.rawValue) \($0.direction.rawValue)" }
             line("media \(name(call)) \(streams.joined(separator: ", "))")
+        case .dtmf(let call, let digit, let method, let duration):
+            let ms = duration.map { " \($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)ms" } ?? ""
+            line("dtmf \(name(call)) \(digit) \(method.rawValue)\(ms)")
+        case .transferStatus(let call, let code, let reason, let isFinal):
+            line("transfer \(name(call)) \(code) \(reason)\(isFinal ? " final" : "")")
+        case .transferRequest(let call, let target, let code):
+            line("transfer-request \(name(call)) to \(target) answered \(code)")
         }
     }
 }
@@ -88,8 +95,9 @@ final class SignalShutdown {
 }
 
 func configuration(options: Options, port: UInt16) throws(UsageError) -> Configuration {
+    let account = try AccountOptions(options)
     var config = Configuration(
-        transports: [TransportConfiguration(type: .udp, bindAddress: options.string("bind") ?? "127.0.0.1", port: port)],
+        transports: [account.transportConfiguration(bind: options.string("bind") ?? "127.0.0.1", port: port)],
         userAgent: "swiftpjsua")
     if let level = try options.int("log-level", in: 0...6) {
         config.logLevel = level

@@ -12,15 +12,22 @@ enum Dial {
         let play = options.string("play")
         let record = options.string("record")
         try requireReadable(play)
+        let features = try CallFeatures(options)
         let printer = EventPrinter()
         let engine = PJSUA()
         let signals = SignalShutdown(engine: engine)
         let events = engine.events
         try await engine.start(configuration(options: options, port: UInt16(port)))
-        let account = try await engine.addLocalAccount()
+        let (account, usable) = try await setUpAccount(
+            engine: engine, options: AccountOptions(options), events: events, printer: printer)
+        guard usable else {
+            await engine.shutdown()
+            out("registration failed")
+            return 1
+        }
         let call: Call
         do {
-            call = try await engine.makeCall(to: uri, from: account)
+            call = try await engine.makeCall(to: uri, from: account, headers: features.headers)
         } catch let error as PJSUAUsageError {
             throw UsageError(message: error.description)
         }
@@ -38,6 +45,7 @@ enum Dial {
                 if let record { try await engine.record(call, to: record) }
             case .callState(_, .confirmed, _, _, _):
                 confirmed = true
+                features.start(on: call, engine: engine, printer: printer)
                 if let hangupAfter {
                     Task {
                         try await Task.sleep(for: hangupAfter)

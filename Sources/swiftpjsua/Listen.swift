@@ -12,6 +12,7 @@ enum Listen {
         let play = options.string("play")
         let record = options.string("record")
         try requireReadable(play)
+        let features = try CallFeatures(options)
         let statsFile = options.string("stats-file")
         let printer = EventPrinter(quiet: options.flags.contains("quiet"))
         let engine = PJSUA()
@@ -20,19 +21,26 @@ enum Listen {
         // --stats-file: a second subscriber that does nothing but time each event's delivery.
         let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
         try await engine.start(configuration(options: options, port: UInt16(port)))
-        _ = try await engine.addLocalAccount()
         if let transport = try await engine.transports().first {
-            printer.line("listening on udp \(transport.host):\(transport.port)")
+            printer.line("listening on \(transport.type.rawValue) \(transport.host):\(transport.port)")
+        }
+        let (_, usable) = try await setUpAccount(
+            engine: engine, options: AccountOptions(options), events: events, printer: printer)
+        guard usable else {
+            await engine.shutdown()
+            out("registration failed")
+            return 1
         }
         var attached: Set<Call> = []
+        var mediaCalls = 0
         var callCount = 0
         for await event in events {
             printer.event(event)
             switch event {
-            case .incomingCall(_, let call, _, _, _):
+            case .incomingCall(_, let call, _, _, _, _):
                 callCount += 1
                 do {
-                    try await engine.answer(call, statusCode: answerCode)
+                    try await engine.answer(call, statusCode: answerCode, headers: features.headers)
                     printer.detail("answered \(call) with \(answerCode)")
                 } catch {
                     printer.line("answer \(call) failed: \(error)")
@@ -43,13 +51,16 @@ enum Listen {
                         try? await engine.hangup(call)
                     }
                 }
+            case .callState(let call, .confirmed, _, _, _):
+                features.start(on: call, engine: engine, printer: printer)
             case .callMediaState(let call, let media) where media.contains(where: \.isFlowingAudio):
                 guard !attached.contains(call) else { break }
                 attached.insert(call)
+                mediaCalls += 1
                 do {
                     if let play { try await engine.play(file: play, into: call) }
                     if let record {
-                        let file = numbered(record, attached.count)
+                        let file = numbered(record, mediaCalls)
                         try await engine.record(call, to: file)
                         printer.line("recording \(call) to \(file)")
                     }

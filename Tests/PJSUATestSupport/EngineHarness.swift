@@ -21,7 +21,8 @@ public struct EngineHarness: Sendable {
         let log = EventLog(engine.events)
         try await engine.start(Configuration(
             transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
-            logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls))
+            logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls,
+            media: MediaConfiguration(rtpPorts: randomRTPPorts())))
         do {
             let account = try await engine.addLocalAccount()
             guard let transport = try await engine.transports().first else {
@@ -35,6 +36,15 @@ public struct EngineHarness: Sendable {
             await engine.shutdown()
             throw error
         }
+    }
+
+    /// A window of 2000 RTP ports at a random place in 10000–29999 (below Linux's ephemeral
+    /// range, where sipp and ``FreePort`` take theirs). pjsua allocates RTP ports upwards from
+    /// the start of the range and gives up after 100 bound pairs in a row, so engines in
+    /// parallel test processes that all start at the default 4000 run out under load.
+    static func randomRTPPorts() -> ClosedRange<UInt16> {
+        let start = UInt16.random(in: 5...14) * 2000
+        return start...(start + 1999)
     }
 
     /// Polls `condition` on the engine every 20 ms until it holds or the deadline passes.

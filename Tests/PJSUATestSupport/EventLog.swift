@@ -6,6 +6,10 @@ import Synchronization
 public struct TimedOut: Error, CustomStringConvertible {
     public let what: String
     public let seen: [String]
+    public init(what: String, seen: [String]) {
+        self.what = what
+        self.seen = seen
+    }
     public var description: String {
         "timed out waiting for \(what); events seen:\n  " + seen.joined(separator: "\n  ")
     }
@@ -26,7 +30,7 @@ public final class EventLog: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
 
     /// Starts collecting from `stream` (subscribe before the actions whose events you want).
     public init(_ stream: AsyncStream<PJSUAEvent>) {
@@ -126,18 +130,24 @@ extension PJSUAEvent {
     }
 
     /// Whether this is a registration event of `account` (any account when `nil`),
-    /// optionally only an active (`true`) or inactive (`false`) one.
+    /// optionally only one that leaves it registered (`true`) or not (`false`).
     public func isRegistration(of account: Account? = nil, active: Bool? = nil) -> Bool {
-        if case .registrationState(let a, let isActive, _, _, _) = self,
-           account == nil || a == account, active == nil || isActive == active {
+        if case .registrationState(let a, let outcome, _, _, _) = self,
+           account == nil || a == account, active == nil || outcome.isRegistered == active {
             return true
         }
         return false
     }
 
+    /// The outcome of a registration event of `account`.
+    public func registrationOutcome(of account: Account) -> RegistrationOutcome? {
+        if case .registrationState(account, let outcome, _, _, _) = self { return outcome }
+        return nil
+    }
+
     /// The call of an `incomingCall` event.
     public var incomingCall: Call? {
-        if case .incomingCall(_, let call, _, _, _) = self { return call }
+        if case .incomingCall(_, let call, _, _, _, _) = self { return call }
         return nil
     }
 

@@ -61,6 +61,48 @@ public enum FreePort {
         return bound ? UInt16(bigEndian: address.sin_port) : 0
     }
 
+    /// A port on 127.0.0.1 that is free for both UDP and TCP right now (for a peer that
+    /// listens on both with one number).
+    public static func tcpAndUDP() -> UInt16 {
+        for _ in 0..<50 {
+            let port = udp()
+            if port != 0, canBind(port, type: SOCK_STREAM) { return port }
+        }
+        return udp()
+    }
+
+    /// A UDP port on [::1] that nothing is bound to right now.
+    public static func udp6() -> UInt16 {
+        let fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        return bound ? UInt16(bigEndian: address.sin6_port) : 0
+    }
+
+    private static func canBind(_ port: UInt16, type: __socket_type) -> Bool {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
     /// Whether a UDP port on 127.0.0.1 is bound by some process.
     public static func isUDPBound(_ port: UInt16) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
@@ -89,20 +131,26 @@ public final class PeerProcess: Sendable {
 
     /// Launches `executable` with `arguments` in its own process group.
     public init(
-        _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300
+        _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300,
+        environment: [String: String] = [:]
     ) throws {
         self.name = name
         outputFile = folder.file("\(name).out")
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: outputFile)
         let process = Process()
-        // setsid gives the peer its own process group, so stop() ends its children too;
-        // timeout bounds its life even if the test process dies without stopping it.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = ["/usr/bin/timeout", "--kill-after=5", String(lifetimeSeconds), executable] + arguments
+        // timeout puts itself in a new process group (it calls setpgid) whose id is its pid,
+        // so stop() reaches the peer and its children; it also bounds the peer's life if the
+        // test process dies without stopping it. (setsid forked when its caller already led
+        // a group, leaving stop() signalling an exited pid while the peer ran on.)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["--kill-after=5", String(lifetimeSeconds), executable] + arguments
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let (_, continuation) = (exited.stream, exited.continuation)
         let exitBox = exit
         process.terminationHandler = { process in
@@ -154,6 +202,18 @@ public final class PeerProcess: Sendable {
         process.waitUntilExit()
     }
 
+    /// Waits until the process has printed `text` (checking its output every 20 ms).
+    /// - Throws: ``TimedOut`` when it exits or `timeout` passes first.
+    public func waitForOutput(containing text: String, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !output.contains(text) {
+            guard ContinuousClock.now < deadline, exitStatus == nil else {
+                throw TimedOut(what: "\(name) to print \"\(text)\"", seen: [output])
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Everything the process printed so far.
     public var output: String {
         (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
@@ -164,7 +224,7 @@ public final class PeerProcess: Sendable {
 
 /// A process's exit status, set once by the termination handler.
 final class ExitStatus: Sendable {
-    private let status = Mutex<Int32?>(nil)
+    private let status = Protected<Int32?>(nil)
     func set(_ value: Int32) { status.withLock { $0 = value } }
     var value: Int32? { status.withLock { $0 } }
 }

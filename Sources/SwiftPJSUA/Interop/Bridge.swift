@@ -8,7 +8,11 @@ final class EngineBridge: Sendable {
     let hub: EventHub
     let executor: EngineExecutor
     let logHandler: (any PJSUALogHandler)?
-    let media = Mutex(MediaPlan())
+    let media = Protected(MediaPlan())
+    /// What the engine keeps per account: configuration, wanted registration, retries.
+    let accountRecords = AccountRecords()
+    /// How incoming REFERs are answered; read by the transfer-request callback.
+    let transferHandler = Protected<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
 
@@ -21,7 +25,7 @@ final class EngineBridge: Sendable {
 
     /// The bridge of the engine that is running in this process, if any. pjsua is one per
     /// process, so there is at most one.
-    static let current = Mutex<EngineBridge?>(nil)
+    static let current = Protected<EngineBridge?>(nil)
 
     static func active() -> EngineBridge? { current.withLock { $0 } }
 
@@ -52,10 +56,25 @@ struct MediaPlan {
     /// Players and recorders to destroy when the call ends, by call generation.
     var players: [UInt64: [Player]] = [:]
     var recorders: [UInt64: [Recorder]] = [:]
+    /// Calls whose transmitted audio is muted (conference tx level 0), by generation.
+    var muted: Set<UInt64> = []
+    /// Conference links between calls: audio received on `from` is sent to `to`.
+    var callLinks: Set<CallLink> = []
+    /// Each call's audio conference slots as last reported, so a link can reach the other
+    /// call without taking that call's lock.
+    var conferenceSlots: [UInt64: [pjsua_conf_port_id]] = [:]
+
+    struct CallLink: Hashable {
+        var from: UInt64
+        var to: UInt64
+    }
 
     mutating func removeAll(for generation: UInt64) -> (players: [pjsua_player_id], recorders: [pjsua_recorder_id]) {
         sources[generation] = nil
         sinks[generation] = nil
+        muted.remove(generation)
+        conferenceSlots[generation] = nil
+        callLinks = callLinks.filter { $0.from != generation && $0.to != generation }
         let owned = ((players[generation] ?? []).map(\.id), (recorders[generation] ?? []).map(\.id))
         players[generation] = nil
         recorders[generation] = nil
@@ -90,13 +109,29 @@ enum Handles {
         return Call(slot: slot, generation: generation)
     }
 
-    /// The slot of `call` if it still names a live call, else `nil`.
+    /// Whether `slot` is a call slot of the running pjsua. pjsua's call functions assert
+    /// (and abort, in a debug build of pjproject) on a slot outside `0..<max_calls`, the
+    /// configured limit, which can be lower than the build limit: every handle a caller
+    /// passes in is checked here first.
+    static func isCallSlot(_ slot: Int32) -> Bool {
+        slot >= 0 && slot < Int32(clamping: pjsua_call_get_max_count())
+    }
+
+    /// The slot of `call` if it still names a live call, else `nil`. A call being hung up
+    /// (its terminal event already delivered) is not live.
     static func liveSlot(_ call: Call) -> pjsua_call_id? {
-        guard call.slot >= 0, call.slot < Int32(cpj_max_calls()), pjsua_call_is_active(call.slot) != 0 else {
-            return nil
-        }
+        guard isCallSlot(call.slot), pjsua_call_is_active(call.slot) != 0 else { return nil }
         let stored = UInt(bitPattern: pjsua_call_get_user_data(call.slot))
         return UInt64(stored) == call.generation ? call.slot : nil
+    }
+
+    /// Whether pjsua still holds `call` in its slot, in any state (including while the
+    /// SIP teardown of a hung-up call runs). pjsua clears the slot's user data, where the
+    /// generation lives, when it frees the slot, and a new call writes its own there.
+    /// Engine thread only.
+    static func slotHolds(_ call: Call) -> Bool {
+        guard isCallSlot(call.slot) else { return false }
+        return UInt64(UInt(bitPattern: pjsua_call_get_user_data(call.slot))) == call.generation
     }
 
     static func account(_ slot: pjsua_acc_id) -> Account {
@@ -112,4 +147,9 @@ enum Handles {
         let stored = UInt(bitPattern: pjsua_acc_get_user_data(account.slot))
         return UInt64(stored) == account.generation ? account.slot : nil
     }
+}
+
+extension Native {
+    /// Whether pjsua still holds `call` in its slot (see ``Handles/slotHolds(_:)``).
+    static func slotHolds(_ call: Call) -> Bool { Handles.slotHolds(call) }
 }

@@ -42,6 +42,9 @@ enum Native {
             config.cb.on_incoming_call = { onIncomingCall($0, $1, $2) }
             config.cb.on_call_media_state = { onCallMediaState($0) }
             config.cb.on_reg_state2 = { onRegistrationState($0, $1) }
+            config.cb.on_dtmf_event = { onDTMFEvent($0, $1) }
+            config.cb.on_call_transfer_status = { onTransferStatus($0, $1, $2, $3, $4) }
+            config.cb.on_call_transfer_request2 = { onTransferRequest($0, $1, $2, $3) }
 
             var logging = pjsua_logging_config()
             pjsua_logging_config_default(&logging)
@@ -55,11 +58,23 @@ enum Native {
             media.clock_rate = UInt32(configuration.media.clockRate)
             media.snd_clock_rate = 0
             media.no_vad = configuration.media.voiceActivityDetection ? 0 : 1
-            // The media event thread; pjsua's own, never zero.
-            media.thread_cnt = 1
+            // RTP and RTCP sockets share pjsip's I/O queue, polled by the SIP worker above,
+            // instead of a media I/O queue of their own. pjmedia's own worker polls with a
+            // fixed 500 ms timeout (endpoint.c, worker_proc), and pjlib's epoll queue sleeps
+            // that whole timeout when epoll reports a socket that has no read pending yet
+            // (ioqueue_epoll.c, "epoll returns > 0 but no descriptors"). A caller's RTP and
+            // RTCP sockets are exactly that between the callee's first packets and the 200 OK
+            // that starts the caller's stream (transport_udp.c starts reading in media_start),
+            // so the caller read nothing for half a second and then a burst of ~24 packets:
+            // the jitter buffer kept ~480 ms of latency and its progressive discard dropped a
+            // frame every ~180 ms, which speex's decoder and PLC turn into broken audio. The
+            // SIP worker polls with a 10 ms timeout, which bounds that stall to one frame.
+            media.has_ioqueue = 0
+            media.thread_cnt = 0
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
+            applyTimers(configuration.timers)
 
             var transports: [Transport] = []
             for transport in configuration.transports {
@@ -69,6 +84,9 @@ enum Native {
                 if let address = transport.bindAddress {
                     tcfg.bound_addr = scope.pj(address)
                     tcfg.public_addr = scope.pj(address)
+                }
+                if transport.type == .tls || transport.type == .tls6 {
+                    applyTLS(transport.tls, to: &tcfg.tls_setting, scope: scope)
                 }
                 var id = pjsua_transport_id(cpj_invalid_id())
                 try PJ.check(pjsua_transport_create(transport.type.native, &tcfg, &id), "pjsua_transport_create")
@@ -88,6 +106,31 @@ enum Native {
         }
     }
 
+    /// Sets pjsip's process-wide transaction timers (`pjsip_cfg()->tsx` and the transaction
+    /// layer's copies, `pjsip_tsx_set_timers`); timer B/F (the timeout) is 64 × T1.
+    static func applyTimers(_ timers: SIPTimers) {
+        let t1 = UInt32(timers.t1.milliseconds), t2 = UInt32(timers.t2.milliseconds)
+        let t4 = UInt32(timers.t4.milliseconds), td = UInt32(timers.transactionTimeout.milliseconds)
+        if let settings = pjsip_cfg() {
+            settings.pointee.tsx.t1 = t1
+            settings.pointee.tsx.t2 = t2
+            settings.pointee.tsx.t4 = t4
+            settings.pointee.tsx.td = td
+        }
+        pjsip_tsx_set_timers(t1, t2, t4, td)
+    }
+
+    static func applyTLS(_ tls: TLSConfiguration, to setting: inout pjsip_tls_setting, scope: StringScope) {
+        let caFile = tls.caFile
+            ?? (FileManager.default.fileExists(atPath: TLSConfiguration.systemCAFile) ? TLSConfiguration.systemCAFile : nil)
+        if let caFile { setting.ca_list_file = scope.pj(caFile) }
+        if let certificate = tls.certificateFile { setting.cert_file = scope.pj(certificate) }
+        if let key = tls.privateKeyFile { setting.privkey_file = scope.pj(key) }
+        setting.verify_server = tls.verifiesServer ? 1 : 0
+        setting.verify_client = tls.verifiesClient ? 1 : 0
+        setting.require_client_cert = tls.verifiesClient ? 1 : 0
+    }
+
     /// Destroys pjsua: hangs up what is left, closes transports and the sound device.
     /// The engine has already ended calls and unregistered accounts with its own deadline,
     /// so pjsua is told not to wait for more responses (`PJSUA_DESTROY_NO_RX_MSG`), which
@@ -97,8 +140,8 @@ enum Native {
     }
 
     /// Accounts with a live registration.
-    static func registeredAccounts() -> [Account] {
-        accounts().filter { (try? accountInfo($0).isRegistered) == true }
+    static func registeredAccounts(records: AccountRecords) -> [Account] {
+        accounts().filter { (try? accountInfo($0, lastOutcome: records.lastOutcome(of: $0)).isRegistered) == true }
     }
 
     /// Sends REGISTER with expires 0 for the account. Wraps `pjsua_acc_set_registration`.
@@ -143,6 +186,8 @@ extension TransportType {
         case .tcp: PJSIP_TRANSPORT_TCP
         case .udp6: PJSIP_TRANSPORT_UDP6
         case .tcp6: PJSIP_TRANSPORT_TCP6
+        case .tls: PJSIP_TRANSPORT_TLS
+        case .tls6: PJSIP_TRANSPORT_TLS6
         }
     }
 
@@ -151,6 +196,8 @@ extension TransportType {
         case PJSIP_TRANSPORT_TCP: self = .tcp
         case PJSIP_TRANSPORT_UDP6: self = .udp6
         case PJSIP_TRANSPORT_TCP6: self = .tcp6
+        case PJSIP_TRANSPORT_TLS: self = .tls
+        case PJSIP_TRANSPORT_TLS6: self = .tls6
         default: self = .udp
         }
     }
@@ -204,6 +251,11 @@ extension MediaType {
 }
 
 extension Duration {
+    /// Whole milliseconds, rounded down, at least 0.
+    var milliseconds: Int64 {
+        max(0, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
+    }
+
     init(_ value: pj_time_val) {
         self = .seconds(Int64(value.sec)) + .milliseconds(Int64(value.msec))
     }
