@@ -83,8 +83,11 @@ extension PJSUA {
         guard !normalized.isEmpty, normalized.allSatisfy(allowed.contains) else {
             throw PJSUAUsageError.invalidDTMFDigits(digits)
         }
+        // Compare durations, not milliseconds: converting an enormous duration would overflow.
+        guard duration >= .milliseconds(1), duration <= .seconds(10) else {
+            throw PJSUAUsageError.invalidDTMFDigits(digits)
+        }
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        guard (1...10_000).contains(milliseconds) else { throw PJSUAUsageError.invalidDTMFDigits(digits) }
         try Native.sendDTMF(
             try confirmedSlot(call), digits: normalized, method: method, milliseconds: Int(milliseconds))
     }

@@ -120,11 +120,11 @@ extension Native {
             cpj_acc_set_proxy(&config, UInt32(index), scope.pj(proxy))
         }
         if let transport = account.transport { config.transport_id = transport.id }
-        config.reg_timeout = UInt32(account.registrationExpiry.components.seconds)
+        config.reg_timeout = UInt32(clamping: account.registrationExpiry.components.seconds)
         // Retry at the configured interval, the first retry too, with the configured spread.
-        config.reg_retry_interval = UInt32(account.retryInterval.components.seconds)
+        config.reg_retry_interval = UInt32(clamping: account.retryInterval.components.seconds)
         config.reg_first_retry_interval = config.reg_retry_interval
-        config.reg_retry_random_interval = UInt32(account.retryJitter.components.seconds)
+        config.reg_retry_random_interval = UInt32(clamping: account.retryJitter.components.seconds)
         if !account.contactParameters.isEmpty { config.contact_params = scope.pj(account.contactParameters) }
         if let push = account.push {
             switch push.scope {

@@ -174,7 +174,11 @@ extension Native {
     static func streamStatistics(_ slot: pjsua_call_id, mediaIndex: Int) throws(PJSUAError) -> StreamStatistics {
         let raw = UnsafeMutablePointer<pjsua_stream_stat>.allocate(capacity: 1)
         defer { raw.deallocate() }
-        try PJ.check(cpj_call_get_stream_stat(slot, UInt32(mediaIndex), raw), "pjsua_call_get_stream_stat")
+        // A negative or huge index names no stream: the same answer as an absent one.
+        guard let index = UInt32(exactly: mediaIndex) else {
+            throw PJ.error(cpj_status_enotfound(), "pjsua_call_get_stream_stat")
+        }
+        try PJ.check(cpj_call_get_stream_stat(slot, index, raw), "pjsua_call_get_stream_stat")
         let rtcp = raw.pointee.rtcp
         return StreamStatistics(
             packetsSent: UInt64(rtcp.tx.pkt), bytesSent: UInt64(rtcp.tx.bytes),

@@ -1,0 +1,77 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+/// Misuse reachable through the public API: each must throw a typed error, never trap.
+extension EngineTests {
+    @Test("Out-of-range account durations throw instead of trapping in an integer conversion")
+    func hugeAccountDurationsThrow() async throws {
+        try await EngineHarness.run { h in
+            let base = AccountConfiguration(identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:9")
+            var expiry = base
+            expiry.registrationExpiry = .seconds(Int64(UInt32.max) + 1)
+            var retry = base
+            retry.retryInterval = .seconds(Int64.max)
+            var jitter = base
+            jitter.retryJitter = .seconds(Int64(UInt32.max) * 2)
+            for configuration in [expiry, retry, jitter] {
+                await #expect(throws: PJSUAUsageError.self) { try await h.engine.addAccount(configuration) }
+            }
+        }
+    }
+
+    @Test("sendDTMF with an enormous duration throws invalidDTMFDigits instead of overflowing")
+    func hugeDTMFDurationThrows() async throws {
+        try await EngineHarness.run { h in
+            await #expect(throws: PJSUAUsageError.self) {
+                try await h.engine.sendDTMF(
+                    Call(slot: 0, generation: .max), digits: "1", duration: .seconds(Int64.max))
+            }
+        }
+    }
+
+    @Test("streamStatistics with a negative or absent media index throws")
+    func badMediaIndexThrows() async throws {
+        try await EngineHarness.run { h in
+            let (caller, _) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
+            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
+            await #expect(throws: (any Error).self) { try await h.engine.streamStatistics(caller, mediaIndex: -1) }
+            await #expect(throws: (any Error).self) { try await h.engine.streamStatistics(caller, mediaIndex: 99) }
+            try await h.engine.hangup(caller)
+        }
+    }
+
+    @Test("addLocalAccount on a transport that does not exist throws")
+    func unknownTransportThrows() async throws {
+        try await EngineHarness.run { h in
+            for id: Int32 in [7, -1, 10_000] {
+                await #expect(throws: (any Error).self) {
+                    try await h.engine.addLocalAccount(on: Transport(id: id))
+                }
+            }
+        }
+    }
+
+    @Test("Out-of-range SIP timers are refused at start instead of trapping")
+    func hugeTimersThrow() async throws {
+        let engine = PJSUA()
+        for timers in [SIPTimers(t1: .seconds(Int64.max)), SIPTimers(t1: .zero), SIPTimers(t2: .seconds(-1))] {
+            await #expect(throws: PJSUAUsageError.self) {
+                try await engine.start(Configuration(transports: loopbackUDP, timers: timers))
+            }
+            await engine.shutdown()
+        }
+    }
+
+    @Test("REGISTER headers are checked like call headers: an empty or non-token name throws")
+    func badRegisterHeaderThrows() async throws {
+        try await EngineHarness.run { h in
+            for header in [SIPHeader(name: "", value: "x"), SIPHeader(name: "X Bad:", value: "x")] {
+                let configuration = AccountConfiguration(
+                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:9", registerHeaders: [header])
+                await #expect(throws: PJSUAUsageError.self) { try await h.engine.addAccount(configuration) }
+            }
+        }
+    }
+}
