@@ -75,3 +75,25 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("Requests no dialog or module handles get a final response (481, 405), not silence")
+    func outOfDialogRequestsAnswered() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_out_of_dialog.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder,
+                timeout: .seconds(10))
+            defer { sipp.stop() }
+            let result = try await sipp.finish(timeout: .seconds(20))
+            #expect(result.exitStatus == 0, "\(result)")
+            #expect(sipp.receivedStatusCodes == [481, 481, 405], "\(sipp.messages.prefix(2000))")
+            // The engine still places and answers calls afterwards.
+            let (caller, _) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
+            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
+            try await h.engine.hangup(caller)
+            try await h.log.first("DISCONNECTED") { $0.isState(.disconnected, of: caller) }
+        }
+    }
+}

@@ -63,6 +63,9 @@ enum Native {
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
+            // Answer requests no module handles (an out-of-dialog BYE, an unknown method)
+            // instead of leaving the peer to time out.
+            try PJ.check(cpj_register_unhandled_request_responder(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
