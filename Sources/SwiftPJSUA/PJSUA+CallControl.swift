@@ -179,13 +179,16 @@ extension PJSUA {
     /// - Parameters:
     ///   - id: a codec id or its prefix (`PCMU`, `opus/48000`); every codec that matches is set.
     ///   - priority: 0–255, higher first.
-    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` for a priority outside 0–255;
+    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` for a priority outside 0–255
+    ///   or an empty id;
     ///   ``PJSUAError`` with ``PJSUAError/Code/notFound`` for an unknown codec.
     public func setCodecPriority(_ id: String, _ priority: Int) throws {
         _ = try runtime()
         guard (0...255).contains(priority) else {
             throw PJSUAUsageError.invalidConfiguration("codec priority must be 0...255, got \(priority)")
         }
+        // pjsua matches ids by prefix: an empty one would set every codec.
+        guard !id.isEmpty else { throw PJSUAUsageError.invalidConfiguration("empty codec id") }
         try Native.setCodecPriority(id, priority)
     }
 

@@ -97,3 +97,37 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("More accounts than pjsua holds: the extra ones throw, the engine keeps working")
+    func tooManyAccountsThrow() async throws {
+        try await EngineHarness.run { h in
+            var added = 0
+            var failures = 0
+            for index in 0..<40 {
+                do {
+                    _ = try await h.engine.addAccount(AccountConfiguration(
+                        identity: "sip:user\(index)@127.0.0.1", registersOnAdd: false))
+                    added += 1
+                } catch {
+                    #expect((error as? PJSUAError)?.code == .tooMany, "\(error)")
+                    failures += 1
+                }
+            }
+            #expect(added > 0 && failures > 0)
+            await #expect(throws: (any Error).self) { try await h.engine.addLocalAccount() }
+            let (caller, _) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
+            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
+            try await h.engine.hangup(caller)
+        }
+    }
+
+    @Test("An empty codec id throws instead of matching (and disabling) every codec")
+    func emptyCodecIDThrows() async throws {
+        try await EngineHarness.run { h in
+            let before = try await h.engine.codecs()
+            await #expect(throws: (any Error).self) { try await h.engine.setCodecPriority("", 0) }
+            #expect(try await h.engine.codecs() == before)
+        }
+    }
+}

@@ -29,8 +29,17 @@ extension Native {
         config.priority -= 1
         applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
         var slot = pjsua_acc_id(cpj_invalid_id())
+        try ensureRoomForAccount()
         try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         return Handles.account(slot)
+    }
+
+    /// Throws ``PJSUAError/Code/tooMany`` when every account slot is taken: pjsua_acc_add
+    /// checks that with an assertion, which aborts the process in a debug pjproject.
+    private static func ensureRoomForAccount() throws(PJSUAError) {
+        guard pjsua_acc_get_count() < cpj_max_accounts() else {
+            throw PJ.error(cpj_status_etoomany(), "pjsua_acc_add")
+        }
     }
 
     static func applyRTP(
@@ -62,6 +71,7 @@ extension Native {
             // pjsua_acc_add only logs a failure to start registering; register here instead,
             // so that a registration that cannot even be sent fails the add.
             config.register_on_acc_add = 0
+            try ensureRoomForAccount()
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
         let handle = Handles.account(slot)
