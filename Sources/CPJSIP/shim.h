@@ -232,4 +232,28 @@ static inline pj_status_t cpj_register_unhandled_request_responder(void) {
     return pjsip_endpt_register_module(endpt, &module);
 }
 
+/* pjsua_verify_sip_url parses in a fixed 1024-byte pool with no growth and no exception
+ * handler around the copy: a URI of about 1000 bytes or more makes the pool throw with no
+ * PJ_TRY, which asserts (aborts the process). This does the same check in a pool that
+ * grows: the text parses as a URI, the whole text, with scheme sip or sips. */
+static inline pj_status_t cpj_verify_sip_uri(const char *text, pj_size_t length) {
+    pj_pool_t *pool;
+    char *copy;
+    pjsip_uri *uri;
+    pj_status_t status = PJSIP_EINVALIDURI;
+    if (!text || length == 0) return PJSIP_EINVALIDURI;
+    pool = pjsua_pool_create("verify-uri", length + 1024, 1024);
+    if (!pool) return PJ_ENOMEM;
+    copy = (char *)pj_pool_alloc(pool, length + 1);
+    pj_memcpy(copy, text, length);
+    copy[length] = '\0';
+    uri = pjsip_parse_uri(pool, copy, length, 0);
+    if (uri) {
+        const pj_str_t *scheme = pjsip_uri_get_scheme(uri);
+        if (pj_stricmp2(scheme, "sip") == 0 || pj_stricmp2(scheme, "sips") == 0) status = PJ_SUCCESS;
+    }
+    pj_pool_release(pool);
+    return status;
+}
+
 #endif

@@ -131,3 +131,28 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("A long URI or one with a NUL inside is checked, not a crash or a shorter URI")
+    func longAndNULURIs() async throws {
+        try await EngineHarness.run { h in
+            for length in [1000, 70_000] {
+                let long = "sip:" + String(repeating: "a", count: length) + "@127.0.0.1:9"
+                if length < 4000 {
+                    // Long but valid and fits a SIP message: the call is placed (and ended at once).
+                    let call = try await h.engine.makeCall(to: long, from: h.account)
+                    try await h.engine.hangup(call)
+                } else {
+                    // Too long for a SIP message: pjsua's typed error.
+                    await #expect(throws: PJSUAError.self) { try await h.engine.makeCall(to: long, from: h.account) }
+                }
+                await #expect(throws: PJSUAUsageError.self) {
+                    try await h.engine.addAccount(AccountConfiguration(identity: long + ">", registersOnAdd: false))
+                }
+            }
+            await #expect(throws: PJSUAUsageError.self) {
+                try await h.engine.makeCall(to: "sip:a@127.0.0.1:9\u{0}>;x", from: h.account)
+            }
+        }
+    }
+}
