@@ -117,10 +117,15 @@ extension PJSUA {
     /// with a `Replaces` parameter (RFC 3891) for `other`'s dialog, so the far end of `call`
     /// replaces our call with `other`'s far end. Progress events as for ``transfer(_:to:headers:)``.
     /// Wraps `pjsua_call_xfer_replaces`.
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)`` for either call;
+    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` when `call` and `other` are the
+    ///   same call; ``PJSUAUsageError/unknownCall(_:)`` for either call;
     ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when either is not confirmed;
     ///   ``PJSUAError`` when pjsua refuses.
     public func transfer(_ call: Call, replacing other: Call, headers: [SIPHeader] = []) throws {
+        // Replacing a call's own dialog makes the far end end the call it was asked to keep.
+        guard call != other else {
+            throw PJSUAUsageError.invalidConfiguration("a call cannot be transferred to replace itself")
+        }
         try Self.validateHeaders(headers)
         let slot = try confirmedSlot(call)
         let otherSlot = try confirmedSlot(other)

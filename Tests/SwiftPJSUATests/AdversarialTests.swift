@@ -156,3 +156,22 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("Attended transfer of a call to replace itself throws and the call stays up")
+    func transferReplacingItselfThrows() async throws {
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
+            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
+            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: callee) }
+            await #expect(throws: PJSUAUsageError.self) { try await h.engine.transfer(caller, replacing: caller) }
+            // A REFER would have been answered within milliseconds over loopback; then check.
+            try await h.engine.setHold(caller)
+            try await h.log.first("held") {
+                if case .callMediaState(caller, _) = $0 { return true } else { return false }
+            }
+            #expect(try await h.engine.callInfo(caller).state == .confirmed)
+            try await h.engine.hangup(caller)
+        }
+    }
+}
