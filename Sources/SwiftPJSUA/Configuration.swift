@@ -93,7 +93,8 @@ public enum TransportType: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// TLS settings of a TLS transport.
+/// TLS settings of a TLS transport. ``PJSUA/start(_:)`` throws
+/// ``PJSUAUsageError/invalidConfiguration(_:)`` when a file named here cannot be read.
 public struct TLSConfiguration: Sendable, Hashable {
     /// PEM file of the certificate authorities trusted to sign peers' certificates; `nil`
     /// uses the system bundle (`/etc/ssl/certs/ca-certificates.crt` on Debian) when present.

@@ -189,3 +189,24 @@ extension EngineTests {
         #expect(!cli.output.contains("calling"), "\(cli.output)")
     }
 }
+
+extension EngineTests {
+    @Test("A TLS transport naming a CA, certificate or key file that cannot be read fails start")
+    func unreadableTLSFilesThrow() async throws {
+        let engine = PJSUA()
+        for tls in [
+            TLSConfiguration(caFile: "/nonexistent/ca.pem"),
+            TLSConfiguration(certificateFile: "/nonexistent/cert.pem", privateKeyFile: "/nonexistent/key.pem"),
+        ] {
+            await #expect(throws: PJSUAUsageError.self) {
+                try await engine.start(Configuration(transports: [
+                    TransportConfiguration(type: .tls, bindAddress: "127.0.0.1", port: 0, tls: tls)
+                ]))
+            }
+            await engine.shutdown()
+        }
+        // Nothing was left half-started.
+        try await engine.start(Configuration(transports: loopbackUDP))
+        await engine.shutdown()
+    }
+}
