@@ -210,3 +210,23 @@ extension EngineTests {
         await engine.shutdown()
     }
 }
+
+extension EngineTests {
+    @Test("A SIP INFO digit that is no DTMF digit is not reported; a lowercase one is reported uppercase")
+    func infoWithInvalidDigit() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_info_invalid_digits.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call, statusCode: 200)
+            let events = try await h.log.wait("sipp's BYE") { $0.contains { $0.isState(.disconnected, of: call) } }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            let digits = events.compactMap { $0.receivedDigit?.call == call ? $0.receivedDigit?.digit : nil }
+            #expect(digits == ["D", "8"])
+        }
+    }
+}
