@@ -134,7 +134,7 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// How long to wait before registering again after a failed registration: after a
     /// timeout, 5xx or 6xx (pjsua's automatic retry) and also after a rejected
     /// authentication (401, 403, 407), which pjsua alone does not retry. `.zero` disables
-    /// retrying. Whole seconds, at most `UInt32.max` milliseconds (about 49.7 days).
+    /// retrying. Whole seconds: zero or 1 s up to `UInt32.max` milliseconds (about 49.7 days).
     public var retryInterval: Duration
     /// Random spread added to each retry, ± this much, so that many clients do not retry
     /// at the same moment; `.zero` (the default) retries exactly at ``retryInterval``.

@@ -114,6 +114,11 @@ extension PJSUA {
               configuration.registrationExpiry <= .seconds(Int64(UInt32.max)) else {
             throw PJSUAUsageError.invalidConfiguration("registrationExpiry must be 1 s...\(UInt32.max) s")
         }
+        // pjsua takes the interval in whole seconds: a nonzero one under a second would be
+        // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.
+        guard configuration.retryInterval == .zero || configuration.retryInterval >= .seconds(1) else {
+            throw PJSUAUsageError.invalidConfiguration("retryInterval must be zero or at least 1 s")
+        }
         let longestRetry = Duration.milliseconds(Int64(UInt32.max))
         guard configuration.retryInterval >= .zero, configuration.retryJitter >= .zero,
               configuration.retryInterval <= longestRetry, configuration.retryJitter <= longestRetry else {

@@ -15,7 +15,11 @@ extension EngineTests {
             retry.retryInterval = .seconds(Int64.max)
             var jitter = base
             jitter.retryJitter = .seconds(Int64(UInt32.max) * 2)
-            for configuration in [expiry, retry, jitter] {
+            // Under a second pjsua would see zero (no retry at all) while authentication
+            // retries ran twice a second.
+            var subsecond = base
+            subsecond.retryInterval = .milliseconds(500)
+            for configuration in [expiry, retry, jitter, subsecond] {
                 await #expect(throws: PJSUAUsageError.self) { try await h.engine.addAccount(configuration) }
             }
         }
