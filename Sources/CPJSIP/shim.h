@@ -242,6 +242,8 @@ static inline pj_status_t cpj_verify_sip_uri(const char *text, pj_size_t length)
     pjsip_uri *uri;
     pj_status_t status = PJSIP_EINVALIDURI;
     if (!text || length == 0) return PJSIP_EINVALIDURI;
+    /* The pool comes from pjsua's factory, which exists only between create and destroy. */
+    if (pjsua_get_state() == PJSUA_STATE_NULL) return PJ_EINVALIDOP;
     pool = pjsua_pool_create("verify-uri", length + 1024, 1024);
     if (!pool) return PJ_ENOMEM;
     copy = (char *)pj_pool_alloc(pool, length + 1);

@@ -108,6 +108,8 @@ extension PJSUA {
     ///   ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)`` when
     ///   the call is not confirmed; ``PJSUAError`` when pjsua refuses.
     public func transfer(_ call: Call, to uri: String, headers: [SIPHeader] = []) throws {
+        // The URI check parses with pjsua's pool factory: only while pjsua exists.
+        _ = try runtime()
         guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
         try Self.validateHeaders(headers)
         try Native.transfer(try confirmedSlot(call), to: uri, headers: headers)

@@ -234,3 +234,19 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("transfer(_:to:) before start and after shutdown throws instead of crashing in the URI check")
+    func transferWhenNotRunningThrows() async throws {
+        let engine = PJSUA()
+        let stale = Call(slot: 0, generation: 1)
+        await #expect(throws: PJSUAUsageError.notStarted) {
+            try await engine.transfer(stale, to: "sip:a@127.0.0.1:9")
+        }
+        try await engine.start(Configuration(transports: loopbackUDP))
+        await engine.shutdown()
+        await #expect(throws: PJSUAUsageError.shutDown) {
+            try await engine.transfer(stale, to: "sip:a@127.0.0.1:9")
+        }
+    }
+}
