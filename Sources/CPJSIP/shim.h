@@ -195,7 +195,7 @@ static inline unsigned cpj_dtmf_unknown_duration(void) { return PJSUA_UNKNOWN_DT
  * NOTIFY; RFC 3261 §12.2.2, §15.1.2, RFC 6665 §4.1.3), 405 with Allow otherwise. ACK gets
  * none. ---- */
 
-static pj_bool_t cpj_unhandled_on_rx_request(pjsip_rx_data *rdata) {
+static inline pj_bool_t cpj_unhandled_on_rx_request(pjsip_rx_data *rdata) {
     pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
     const pjsip_method *method = &rdata->msg_info.msg->line.req.method;
     pjsip_tx_data *tdata = NULL;

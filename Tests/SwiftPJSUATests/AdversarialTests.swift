@@ -32,6 +32,10 @@ extension EngineTests {
                 try await h.engine.sendDTMF(
                     Call(slot: 0, generation: .max), digits: "1", duration: .seconds(Int64.max))
             }
+            // The check comes before the handle's: a short one still reaches the handle check.
+            await #expect(throws: PJSUAUsageError.unknownCall(Call(slot: 0, generation: .max))) {
+                try await h.engine.sendDTMF(Call(slot: 0, generation: .max), digits: "1")
+            }
         }
     }
 
