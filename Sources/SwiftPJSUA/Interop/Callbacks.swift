@@ -59,10 +59,13 @@ func onCallMediaState(_ slot: pjsua_call_id) {
 func onDTMFEvent(_ slot: pjsua_call_id, _ event: UnsafePointer<pjsua_dtmf_event>?) {
     guard let bridge = EngineBridge.active(), let event else { return }
     guard event.pointee.flags & cpj_dtmf_flag_is_end() != 0 else { return }
-    guard let scalar = Unicode.Scalar(event.pointee.digit) else { return }
+    // SIP INFO carries whatever character the peer put after `Signal=`; pjsua passes it on.
+    // Report only what the event promises (0-9 * # A-D, uppercase); anything else is no digit.
+    guard let scalar = Unicode.Scalar(event.pointee.digit),
+          let digit = Character(scalar).uppercased().first, "0123456789*#ABCD".contains(digit) else { return }
     let duration = event.pointee.duration
     bridge.hub.emit(.dtmf(
-        call: Handles.call(slot), digit: Character(scalar),
+        call: Handles.call(slot), digit: digit,
         method: event.pointee.method == PJSUA_DTMF_METHOD_SIP_INFO ? .sipInfo : .rfc4733,
         duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration))))
 }
