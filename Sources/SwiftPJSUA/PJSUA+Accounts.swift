@@ -101,6 +101,9 @@ extension PJSUA {
             throw PJSUAUsageError.invalidConfiguration(
                 "header, Contact and push parameter text must not contain control characters")
         }
+        guard configuration.contactParameters.isEmpty || configuration.contactParameters.hasPrefix(";") else {
+            throw PJSUAUsageError.invalidConfiguration("contactParameters must start with ';', e.g. ';ob'")
+        }
         guard configuration.credentials.count <= Native.maxCredentials else {
             throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxCredentials) credentials")
         }
