@@ -6,6 +6,11 @@ import Synchronization
 public struct TimedOut: Error, CustomStringConvertible {
     public let what: String
     public let seen: [String]
+
+    public init(what: String, seen: [String]) {
+        self.what = what
+        self.seen = seen
+    }
     public var description: String {
         "timed out waiting for \(what); events seen:\n  " + seen.joined(separator: "\n  ")
     }
