@@ -187,6 +187,10 @@ public actor CallRouter {
             tracks[entry.id] = nil  // Declined and gone while the report was under way.
         } else {
             tracks[entry.id] = track
+            // The INVITE may have overtaken the report with a display-name the push lacked.
+            if let now = registry[entry.id]?.update, now != entry.update {
+                provider.reportCallUpdated(entry.id, update: now)
+            }
         }
     }
 
