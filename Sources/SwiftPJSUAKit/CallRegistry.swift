@@ -106,9 +106,12 @@ public struct CallRegistry: Sendable {
     ///   - sipCallID: the INVITE's Call-ID, exactly as received.
     ///   - from: the From header.
     ///   - hasVideo: whether the offer has video.
+    ///   - newID: the UUID to give the call if it is new; `nil` derives it from the Call-ID
+    ///     (``CallIdentity``). The router passes the UUID a PushKit adapter already claimed.
     /// - Returns: the arrival.
     public mutating func recordInvite(
-        call: Call, account: Account, accountHint: String?, sipCallID: String, from: SIPAddress, hasVideo: Bool
+        call: Call, account: Account, accountHint: String?, sipCallID: String, from: SIPAddress, hasVideo: Bool,
+        newID: UUID? = nil
     ) -> Arrival {
         let reconciled = entry(sipCallID: sipCallID) ?? all.first { candidate in
             candidate.isPushOnly && candidate.sipCallID == nil
@@ -126,7 +129,7 @@ public struct CallRegistry: Sendable {
         }
         // A fresh call, or a second INVITE with a Call-ID already in use (a retransmission
         // pjsip did not absorb, or a misbehaving peer): a UUID of its own, random if taken.
-        var id = CallIdentity.uuid(sipCallID: sipCallID)
+        var id = newID ?? CallIdentity.uuid(sipCallID: sipCallID)
         if entries[id] != nil { id = UUID() }
         let created = Entry(
             id: id, isOutgoing: false, sipCallID: sipCallID, call: call, account: account,

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftPJSUA
+import Synchronization
 
 /// Routes between the engine and the system's call UI: one logical call per push/INVITE
 /// pair, user actions applied to the right engine call, and the sound device attached only
@@ -33,8 +34,21 @@ public actor CallRouter {
         /// The provider refused the call (Do Not Disturb, a blocked caller); its INVITE is
         /// declined with 486 when it comes.
         case rejectedBySystem(UUID)
+        /// The call already ended (its INVITE came first and was cancelled or answered
+        /// elsewhere within ``pushTimeToLive``): a late push. Nothing was reported; on iOS the
+        /// PushKit adapter reports the call ended at once, as PushKit obliges it to report one.
+        case alreadyEnded(UUID)
         /// The account was asked to register again.
         case reRegistered(Account)
+    }
+
+    /// What the router knows of a Call-ID, readable without awaiting the actor (PushKit
+    /// needs a UUID synchronously, before its delegate method returns).
+    private struct Claim {
+        var id: UUID
+        /// For an ended call: whether its ``pushTimeToLive`` has passed (then it is forgotten).
+        var forgotten: (@Sendable () -> Bool)?
+        var ended: Bool { forgotten != nil }
     }
 
     /// The router's per-call bookkeeping, beside the registry entry.
@@ -63,6 +77,9 @@ public actor CallRouter {
     public let pushTimeToLive: Duration
 
     private var registry = CallRegistry()
+    /// Call-ID → UUID of live calls, of pushes claimed by ``claimCallUUID(for:)`` and, for
+    /// ``pushTimeToLive`` after they end, of ended calls (so a late push is not a new call).
+    private let claims = Mutex<[String: Claim]>([:])
     private var tracks: [UUID: Track] = [:]
     private var hints: [Account: String] = [:]
     private var boundAccounts: [Account] = []
@@ -104,6 +121,64 @@ public actor CallRouter {
         if !boundAccounts.contains(account) { boundAccounts.append(account) }
     }
 
+    /// The UUID a call push will get, decided now and without awaiting the router.
+    ///
+    /// For PushKit's rule that the call is reported to CallKit before the delegate method
+    /// returns: the adapter claims the UUID, reports it to CallKit synchronously, then hands
+    /// the push to ``handlePush(_:)`` with ``IncomingCallPush/serverUUID`` set to it. A push
+    /// whose Call-ID is already known (its INVITE came first, or the call just ended) gets
+    /// that call's UUID, so CallKit never shows it twice; otherwise the UUID follows
+    /// ``CallIdentity`` and the Call-ID is reserved for it, so an INVITE that overtakes the
+    /// push joins it.
+    /// - Parameter push: the parsed push.
+    /// - Returns: the call's UUID.
+    public nonisolated func claimCallUUID(for push: IncomingCallPush) -> UUID {
+        guard let callID = push.sipCallID else { return CallIdentity.uuid(serverUUID: push.serverUUID) }
+        return claims.withLock { claims in
+            if let claim = claims[callID], claim.forgotten?() != true { return claim.id }
+            let id = CallIdentity.uuid(serverUUID: push.serverUUID, sipCallID: callID)
+            claims[callID] = Claim(id: id)
+            return id
+        }
+    }
+
+    /// The UUID the router gives a Call-ID now: a claimed or live one, else ``CallIdentity``'s.
+    private func claimedID(for callID: String) -> UUID? {
+        claims.withLock { claims in
+            guard let claim = claims[callID], !claim.ended else { return nil }
+            return claim.id
+        }
+    }
+
+    /// The UUID of a call with this Call-ID that ended less than ``pushTimeToLive`` ago.
+    private func endedID(for callID: String) -> UUID? {
+        claims.withLock { claims in
+            guard let claim = claims[callID], let forgotten = claim.forgotten else { return nil }
+            if forgotten() {
+                claims[callID] = nil
+                return nil
+            }
+            return claim.id
+        }
+    }
+
+    private func noteLive(_ entry: CallRegistry.Entry) {
+        guard let callID = entry.sipCallID, !entry.isOutgoing else { return }
+        claims.withLock { $0[callID] = Claim(id: entry.id) }
+    }
+
+    /// Marks the entry's Call-ID ended; it is forgotten once the push TTL has passed on the
+    /// clock, and ended Call-IDs already past it are pruned now.
+    private func noteEnded(_ entry: CallRegistry.Entry) {
+        guard let callID = entry.sipCallID, !entry.isOutgoing else { return }
+        let forgotten = clock.hasPassed(pushTimeToLive)
+        claims.withLock { claims in
+            claims = claims.filter { $0.value.forgotten?() != true }
+            claims[callID] = Claim(id: entry.id, forgotten: forgotten)
+        }
+    }
+
+
     // MARK: Engine events
 
     /// Handles the engine's events until the stream finishes (the engine shut down).
@@ -128,8 +203,9 @@ public actor CallRouter {
     private func handleInvite(account: Account, call: Call, sipCallID: String, from: SIPAddress, hasVideo: Bool) async {
         let arrival = registry.recordInvite(
             call: call, account: account, accountHint: hints[account], sipCallID: sipCallID, from: from,
-            hasVideo: hasVideo)
+            hasVideo: hasVideo, newID: claimedID(for: sipCallID))
         let entry = arrival.entry
+        noteLive(entry)
         if arrival.isNew {
             tracks[entry.id] = Track(report: .reporting)
             try? await engine.answer(call, statusCode: 180)
@@ -141,6 +217,7 @@ public actor CallRouter {
             tracks[entry.id] = track
             if let status = track.declineStatus {
                 registry.remove(entry.id)
+                noteEnded(entry)
                 if track.report == .reported { tracks[entry.id] = nil }
                 try? await engine.hangup(call, statusCode: status)
                 return
@@ -171,8 +248,9 @@ public actor CallRouter {
             tracks[entry.id] = track
             if track.endedWhileReporting != nil {
                 tracks[entry.id] = nil
-            } else if let call = registry[entry.id]?.call {
+            } else if let current = registry[entry.id], let call = current.call {
                 registry.remove(entry.id)
+                noteEnded(current)
                 tracks[entry.id] = nil
                 try? await engine.hangup(call, statusCode: 486)
             }
@@ -244,7 +322,7 @@ public actor CallRouter {
     /// The call's INVITE session ended.
     private func ended(_ entry: CallRegistry.Entry, _ track: Track, sipStatus: Int) {
         var track = track
-        registry.remove(entry.id)
+        noteEnded(registry.remove(entry.id) ?? entry)
         track.expiry?.cancel()
         for action in [track.pendingStart, track.pendingAnswer, track.pendingHold?.action].compactMap({ $0 }) {
             provider.fail(action, error: .callEnded)
@@ -296,8 +374,12 @@ public actor CallRouter {
             }
             return .reRegistered(account)
         case .incomingCall(let push):
+            if let callID = push.sipCallID {
+                if let ended = endedID(for: callID) { return .alreadyEnded(ended) }
+            }
             let arrival = registry.recordPush(push)
             let entry = arrival.entry
+            noteLive(entry)
             if !arrival.isNew {
                 if let track = tracks[entry.id], track.declineStatus == 486 { return .rejectedBySystem(entry.id) }
                 if arrival.updateChanged, tracks[entry.id]?.report == .reported {
@@ -330,7 +412,8 @@ public actor CallRouter {
 
     /// A push's time to live ran out: if its INVITE never came, the call ends unanswered.
     private func expire(_ id: UUID) {
-        guard registry.expire(id) != nil, var track = tracks[id] else { return }
+        guard let entry = registry.expire(id), var track = tracks[id] else { return }
+        noteEnded(entry)
         if track.declineStatus != nil {
             tracks[id] = nil
             return
@@ -534,4 +617,12 @@ public enum CallRouterError: Error, Sendable, Hashable {
     case unknownAccountHint(String)
     /// The engine refused to re-register; the text is its error.
     case reRegistrationFailed(String)
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// A test of whether `duration` has passed on this clock since now.
+    fileprivate func hasPassed(_ duration: Duration) -> @Sendable () -> Bool {
+        let deadline = now.advanced(by: duration)
+        return { self.now >= deadline }
+    }
 }

@@ -87,6 +87,43 @@ struct CallRouterTests {
         #expect(await router.calls.isEmpty)
     }
 
+    @Test("A push that comes after its call ended is not a new call, until the TTL forgets the Call-ID")
+    func latePush() async throws {
+        let call = Call(slot: 0, generation: 10)
+        await router.handle(invite(call, "c1@h"))
+        await router.handle(state(call, .disconnected, "c1@h", 487))
+        let id = CallIdentity.uuid(sipCallID: "c1@h")
+        #expect(try await router.handlePush(push("c1@h")) == .alreadyEnded(id))
+        #expect(router.claimCallUUID(for: IncomingCallPush(serverUUID: UUID(), sipCallID: "c1@h", caller: alice)) == id)
+        #expect(provider.reportedCalls == [id])
+        clock.advance(by: .seconds(29))
+        #expect(try await router.handlePush(push("c1@h")) == .alreadyEnded(id))
+        clock.advance(by: .seconds(1))
+        // Forgotten: the same Call-ID again is a new call.
+        #expect(try await router.handlePush(push("c1@h")) == .reportedNewCall(id))
+        #expect(provider.reportedCalls == [id, id])
+    }
+
+    @Test("PushKit's synchronous claim: an INVITE that overtakes the push joins the claimed UUID")
+    func claimBeforeInvite() async throws {
+        let server = UUID()
+        let claimed = router.claimCallUUID(for: IncomingCallPush(serverUUID: server, sipCallID: "c1@h", caller: alice))
+        #expect(claimed == server)
+        let call = Call(slot: 0, generation: 10)
+        await router.handle(invite(call, "c1@h"))
+        #expect(provider.reportedCalls == [server])
+        let pinned = IncomingCallPush(serverUUID: claimed, sipCallID: "c1@h", caller: alice, accountHint: "bob")
+        #expect(try await router.handlePush(.incomingCall(pinned)) == .alreadyReported(server))
+        #expect(provider.reportedCalls == [server])
+    }
+
+    @Test("PushKit's synchronous claim after the INVITE returns the INVITE's UUID, not the server's")
+    func claimAfterInvite() async throws {
+        await router.handle(invite(Call(slot: 0, generation: 10), "c1@h"))
+        let claimed = router.claimCallUUID(for: IncomingCallPush(serverUUID: UUID(), sipCallID: "c1@h", caller: alice))
+        #expect(claimed == CallIdentity.uuid(sipCallID: "c1@h"))
+    }
+
     @Test("The user answers before the INVITE: 200 goes out when it arrives, fulfilled at CONFIRMED")
     func answerBeforeInvite() async throws {
         guard case .reportedNewCall(let id) = try await router.handlePush(push("c1@h")) else {

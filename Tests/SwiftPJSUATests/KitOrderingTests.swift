@@ -168,6 +168,22 @@ extension EngineTests {
             }
         }
 
+        @Test("INVITE, CANCEL, then a late push: the push is not a new call")
+        func latePushAfterCancel() async throws {
+            try await Rig.run { rig in
+                let callID = "kit-late-push-\(UUID().uuidString)@127.0.0.1"
+                let id = CallIdentity.uuid(sipCallID: callID)
+                let sipp = try await rig.sipp("kit_uac_cancel.xml", callID: callID)
+                defer { sipp.stop() }
+                try await rig.provider.wait(for: .ended(id, .unanswered))
+                #expect(rig.router.claimCallUUID(for: IncomingCallPush(sipCallID: callID, caller: rig.caller)) == id)
+                #expect(try await rig.router.handlePush(rig.push(callID: callID)) == .alreadyEnded(id))
+                let result = try await sipp.finish()
+                #expect(result.successfulCalls == 1, "\(result)")
+                #expect(rig.provider.reportedCalls == [id])
+            }
+        }
+
         @Test("Push and no INVITE: when the TTL runs out (manual clock) the call ends unanswered")
         func pushWithoutInviteExpires() async throws {
             try await Rig.run { rig in
