@@ -93,18 +93,24 @@ extension EngineTests {
             static func run(_ body: (Rig) async throws -> Void) async throws {
                 let folder = try TemporaryFolder()
                 defer { folder.remove() }
-                try await EngineHarness.run(media: MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)) { h in
+                let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)
+                let loop = try await EngineHarness.run(media: media) { h in
                     let engine = RecordingEngine(PJSUAEngine(h.engine))
                     let provider = RecordingProvider()
                     let clock = ManualClock()
                     let router = CallRouter(engine: engine, provider: provider, clock: clock, pushTimeToLive: .seconds(30))
                     await router.bind(h.account, pushHint: "bob")
                     let events = h.engine.events
+                    // Not cancelled: the loop ends when the engine's shutdown finishes the
+                    // stream. Cancelling a task iterating `engine.events` can deadlock with an
+                    // event being emitted (EventHub yields under the lock its onTermination
+                    // takes); reported to the engine's owner.
                     let loop = Task { await router.run(events: events) }
-                    defer { loop.cancel() }
                     try await body(Rig(
                         h: h, engine: engine, provider: provider, clock: clock, router: router, folder: folder))
+                    return loop
                 }
+                await loop.value
             }
         }
 
