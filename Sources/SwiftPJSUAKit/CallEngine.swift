@@ -1,21 +1,21 @@
 import Foundation
 import SwiftPJSUA
 
-/// The engine operations the ``CallRouter`` uses: a seam over ``PJSUA`` so the router's
+/// The engine operations the ``CallRouter`` uses: a seam over `PJSUA` so the router's
 /// logic can also be driven by a test double.
 ///
 /// ``PJSUAEngine`` is the implementation over the real engine.
 public protocol CallEngine: Sendable {
-    /// Places a call. See ``PJSUA/makeCall(to:from:)``.
+    /// Places a call. See `PJSUA.makeCall(to:from:)`.
     func makeCall(to uri: String, from account: Account) async throws -> Call
-    /// Sends a provisional or final response to an incoming call. See ``PJSUA/answer(_:statusCode:)``.
+    /// Sends a provisional or final response to an incoming call. See `PJSUA.answer(_:statusCode:)`.
     func answer(_ call: Call, statusCode: Int) async throws
     /// Ends a call; `statusCode` is the final response for an unanswered incoming call.
-    /// See ``PJSUA/hangup(_:statusCode:)``.
+    /// See `PJSUA.hangup(_:statusCode:)`.
     func hangup(_ call: Call, statusCode: Int?) async throws
-    /// Attaches the sound device. See ``PJSUA/activateAudioDevice()``.
+    /// Attaches the sound device. See `PJSUA.activateAudioDevice()`.
     func activateAudioDevice() async throws
-    /// Detaches the sound device. See ``PJSUA/deactivateAudioDevice()``.
+    /// Detaches the sound device. See `PJSUA.deactivateAudioDevice()`.
     func deactivateAudioDevice() async throws
     /// Sends a fresh REGISTER for the account now.
     func reRegister(_ account: Account) async throws
@@ -41,32 +41,32 @@ public struct PJSUAEngine: CallEngine {
     /// - Parameter engine: a started or not yet started engine.
     public init(_ engine: PJSUA) { self.engine = engine }
 
-    /// Calls ``PJSUA/makeCall(to:from:)``.
+    /// Calls `PJSUA.makeCall(to:from:)`.
     public func makeCall(to uri: String, from account: Account) async throws -> Call {
         try await engine.makeCall(to: uri, from: account)
     }
 
-    /// Calls ``PJSUA/answer(_:statusCode:)``.
+    /// Calls `PJSUA.answer(_:statusCode:)`.
     public func answer(_ call: Call, statusCode: Int) async throws {
         try await engine.answer(call, statusCode: statusCode)
     }
 
-    /// Calls ``PJSUA/hangup(_:statusCode:)``.
+    /// Calls `PJSUA.hangup(_:statusCode:)`.
     public func hangup(_ call: Call, statusCode: Int?) async throws {
         try await engine.hangup(call, statusCode: statusCode)
     }
 
-    /// Calls ``PJSUA/activateAudioDevice()``.
+    /// Calls `PJSUA.activateAudioDevice()`.
     public func activateAudioDevice() async throws {
         try await engine.activateAudioDevice()
     }
 
-    /// Calls ``PJSUA/deactivateAudioDevice()``.
+    /// Calls `PJSUA.deactivateAudioDevice()`.
     public func deactivateAudioDevice() async throws {
         try await engine.deactivateAudioDevice()
     }
 
-    /// Calls ``PJSUA/setRegistration(_:renew:)`` with `renew: true` (a fresh REGISTER).
+    /// Calls `PJSUA.setRegistration(_:renew:)` with `renew: true` (a fresh REGISTER).
     public func reRegister(_ account: Account) async throws {
         try await engine.setRegistration(account, renew: true)
     }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(CryptoKit)
-import CryptoKit
+    import CryptoKit
 #else
-import SwiftPJSUA
+    import SwiftPJSUA
 #endif
 
 /// The one UUID that names a logical call across a VoIP push and its SIP INVITE.
@@ -16,8 +16,10 @@ public enum CallIdentity {
     /// The namespace for Call-ID-derived UUIDs. Fixed forever: changing it would give the
     /// same call different UUIDs in different app versions.
     /// `3C1F9A62-5A7E-4D0B-9F43-7E2C6B8D1A95`.
-    public static let namespace = UUID(uuid: (
-        0x3C, 0x1F, 0x9A, 0x62, 0x5A, 0x7E, 0x4D, 0x0B, 0x9F, 0x43, 0x7E, 0x2C, 0x6B, 0x8D, 0x1A, 0x95))
+    public static let namespace = UUID(
+        uuid: (
+            0x3C, 0x1F, 0x9A, 0x62, 0x5A, 0x7E, 0x4D, 0x0B, 0x9F, 0x43, 0x7E, 0x2C, 0x6B, 0x8D, 0x1A, 0x95
+        ))
 
     /// The call's UUID.
     /// - Parameters:
@@ -36,9 +38,9 @@ public enum CallIdentity {
     /// Used only for name-based UUIDs; SHA-1 is not collision resistant.
     static func sha1(_ bytes: [UInt8]) -> [UInt8] {
         #if canImport(CryptoKit)
-        return Array(Insecure.SHA1.hash(data: bytes))
+            return Array(Insecure.SHA1.hash(data: bytes))
         #else
-        return SHA1.hash(bytes)
+            return SHA1.hash(bytes)
         #endif
     }
 }
@@ -58,8 +60,10 @@ extension UUID {
         var hash = Array(CallIdentity.sha1(bytes).prefix(16))
         hash[6] = (hash[6] & 0x0F) | 0x50  // version 5
         hash[8] = (hash[8] & 0x3F) | 0x80  // RFC 4122 variant
-        return UUID(uuid: (
-            hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7],
-            hash[8], hash[9], hash[10], hash[11], hash[12], hash[13], hash[14], hash[15]))
+        return UUID(
+            uuid: (
+                hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7],
+                hash[8], hash[9], hash[10], hash[11], hash[12], hash[13], hash[14], hash[15]
+            ))
     }
 }

@@ -113,10 +113,12 @@ public struct CallRegistry: Sendable {
         call: Call, account: Account, accountHint: String?, sipCallID: String, from: SIPAddress, hasVideo: Bool,
         newID: UUID? = nil
     ) -> Arrival {
-        let reconciled = entry(sipCallID: sipCallID) ?? all.first { candidate in
-            candidate.isPushOnly && candidate.sipCallID == nil
-                && (candidate.accountHint == nil || candidate.accountHint == accountHint)
-        }
+        let reconciled =
+            entry(sipCallID: sipCallID)
+            ?? all.first { candidate in
+                candidate.isPushOnly && candidate.sipCallID == nil
+                    && (candidate.accountHint == nil || candidate.accountHint == accountHint)
+            }
         if var existing = reconciled, existing.call == nil, !existing.isOutgoing {
             let before = existing.update
             existing.call = call

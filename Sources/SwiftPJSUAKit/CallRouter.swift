@@ -178,11 +178,10 @@ public actor CallRouter {
         }
     }
 
-
     // MARK: Engine events
 
     /// Handles the engine's events until the stream finishes (the engine shut down).
-    /// - Parameter events: a subscription made before the first call, such as ``PJSUA/events``.
+    /// - Parameter events: a subscription made before the first call, such as `PJSUA.events`.
     public func run(events: AsyncStream<PJSUAEvent>) async {
         for await event in events { await handle(event) }
     }
@@ -509,7 +508,9 @@ public actor CallRouter {
             let previous = track.groupedWith
             let targetID = otherID ?? previous
             guard let targetID, let other = registry[targetID]?.call else {
-                if otherID == nil { provider.fulfill(action.id) } else {
+                if otherID == nil {
+                    provider.fulfill(action.id)
+                } else {
                     provider.fail(action.id, error: .unknownCall(otherID ?? action.callUUID))
                 }
                 return

@@ -60,7 +60,7 @@ public enum PushPayload: Sendable, Hashable {
             object[key] = value
         }
         guard JSONSerialization.isValidJSONObject(object),
-              let data = try? JSONSerialization.data(withJSONObject: object)
+            let data = try? JSONSerialization.data(withJSONObject: object)
         else { throw .notJSON }
         try self.init(json: data)
     }
@@ -114,21 +114,24 @@ public enum PushPayload: Sendable, Hashable {
                 }
                 if let callID {
                     // RFC 3261 callid = word ["@" word]: no whitespace, no controls.
-                    guard !callID.isEmpty, !callID.unicodeScalars.contains(where: {
-                        $0.properties.isWhitespace || $0.properties.generalCategory == .control
-                    }) else { throw .invalidField("callID") }
+                    guard !callID.isEmpty,
+                        !callID.unicodeScalars.contains(where: {
+                            $0.properties.isWhitespace || $0.properties.generalCategory == .control
+                        })
+                    else { throw .invalidField("callID") }
                 }
                 guard let caller else { throw .missingField("caller") }
                 guard let uri = caller.uri else { throw .missingField("caller.uri") }
                 let scheme = uri.prefix { $0 != ":" }.lowercased()
                 guard ["sip", "sips", "tel"].contains(scheme), uri.count > scheme.count + 1,
-                      !uri.containsControlCharacter
+                    !uri.containsControlCharacter
                 else { throw .invalidField("caller.uri") }
                 if let name = caller.name, name.containsControlCharacter { throw .invalidField("caller.name") }
-                return .incomingCall(IncomingCallPush(
-                    serverUUID: serverUUID, sipCallID: callID,
-                    caller: SIPAddress(displayName: caller.name, uri: uri),
-                    hasVideo: video ?? false, accountHint: account))
+                return .incomingCall(
+                    IncomingCallPush(
+                        serverUUID: serverUUID, sipCallID: callID,
+                        caller: SIPAddress(displayName: caller.name, uri: uri),
+                        hasVideo: video ?? false, accountHint: account))
             case "reregister":
                 guard let account else { throw .missingField("account") }
                 return .reRegister(accountHint: account)

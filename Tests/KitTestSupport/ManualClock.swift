@@ -56,7 +56,11 @@ public final class ManualClock: Clock, Sendable {
                 }
                 watchers.forEach { $0.resume() }
                 if resumeNow {
-                    if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        continuation.resume()
+                    }
                 }
             }
         } onCancel: {

@@ -15,7 +15,8 @@ public enum ProviderRecord: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .newIncomingCall(let id, let update): "newIncomingCall(\(id), \(update.remoteURI), \(update.displayName ?? "-"))"
+        case .newIncomingCall(let id, let update):
+            "newIncomingCall(\(id), \(update.remoteURI), \(update.displayName ?? "-"))"
         case .updated(let id, let update): "updated(\(id), \(update.displayName ?? "-"))"
         case .startedConnecting(let id): "startedConnecting(\(id))"
         case .connected(let id): "connected(\(id))"

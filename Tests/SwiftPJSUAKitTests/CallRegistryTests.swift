@@ -35,8 +35,9 @@ struct CallRegistryTests {
         let invite = registry.recordInvite(
             call: call, account: account, accountHint: nil, sipCallID: "c1@h", from: alice, hasVideo: false)
         #expect(invite.isNew)
-        let push = registry.recordPush(IncomingCallPush(
-            serverUUID: UUID(), sipCallID: "c1@h", caller: SIPAddress(displayName: "Other", uri: alice.uri)))
+        let push = registry.recordPush(
+            IncomingCallPush(
+                serverUUID: UUID(), sipCallID: "c1@h", caller: SIPAddress(displayName: "Other", uri: alice.uri)))
         #expect(!push.isNew)
         #expect(!push.updateChanged)
         #expect(push.entry.id == invite.entry.id)

@@ -22,7 +22,9 @@ struct CallRouterTests {
     }
 
     func push(_ callID: String?, uuid: UUID? = nil, hint: String? = "bob") -> PushPayload {
-        .incomingCall(IncomingCallPush(serverUUID: uuid, sipCallID: callID, caller: SIPAddress(uri: alice.uri), accountHint: hint))
+        .incomingCall(
+            IncomingCallPush(serverUUID: uuid, sipCallID: callID, caller: SIPAddress(uri: alice.uri), accountHint: hint)
+        )
     }
 
     func invite(_ call: Call, _ callID: String) -> PJSUAEvent {
@@ -270,7 +272,8 @@ struct CallRouterTests {
         await router.perform(hold)
         #expect(engine.records.last == .hold(call, true))
         let audio = { (status: MediaStatus) in
-            PJSUAEvent.callMediaState(call: call, media: [MediaStream(index: 0, type: .audio, status: status, direction: .sendReceive)])
+            PJSUAEvent.callMediaState(
+                call: call, media: [MediaStream(index: 0, type: .audio, status: status, direction: .sendReceive)])
         }
         await router.handle(audio(.active))
         #expect(!provider.records.contains(.fulfilled(hold.id)))
@@ -297,9 +300,11 @@ struct CallRouterTests {
             CallAction(callUUID: a, kind: .group(with: nil)),
         ]
         for action in actions { await router.perform(action) }
-        #expect(engine.records.suffix(4) == [
-            .mute(first, true), .dtmf(first, "12#*A"), .conference(first, second, true), .conference(first, second, false),
-        ])
+        #expect(
+            engine.records.suffix(4) == [
+                .mute(first, true), .dtmf(first, "12#*A"), .conference(first, second, true),
+                .conference(first, second, false),
+            ])
         #expect(provider.records.suffix(4) == actions.map { .fulfilled($0.id) })
         let bad = CallAction(callUUID: a, kind: .playDTMF("1x"))
         await router.perform(bad)
@@ -318,7 +323,10 @@ struct CallRouterTests {
         try await router.audioSessionDidActivate()
         #expect(await router.isAudioSessionActive)
         try await router.audioSessionDidDeactivate()
-        #expect(engine.records.filter { $0 == .activateAudio || $0 == .deactivateAudio } == [.activateAudio, .deactivateAudio])
+        #expect(
+            engine.records.filter { $0 == .activateAudio || $0 == .deactivateAudio } == [
+                .activateAudio, .deactivateAudio,
+            ])
     }
 
     @Test("A re-register push re-registers the bound account; an unknown hint throws")

@@ -33,7 +33,8 @@ struct PushPayloadTests {
 
     @Test("A re-register push names its account")
     func reRegisterPush() throws {
-        let payload = try PushPayload(json: Data(#"{"version":1,"type":"reregister","account":"bob@example.com"}"#.utf8))
+        let payload = try PushPayload(
+            json: Data(#"{"version":1,"type":"reregister","account":"bob@example.com"}"#.utf8))
         #expect(payload == .reRegister(accountHint: "bob@example.com"))
     }
 
@@ -41,9 +42,11 @@ struct PushPayloadTests {
     func roundTrip() throws {
         let callID = String(repeating: #"a.b!c%d*e_f+g`h'i~j(k)l<m>n:o\p"q/r[s]t?u{v}w-"#, count: 8) + "@host.example"
         let payloads: [PushPayload] = [
-            .incomingCall(IncomingCallPush(
-                serverUUID: UUID(), sipCallID: callID, caller: SIPAddress(displayName: "Zoë", uri: "sips:z@example.com"),
-                hasVideo: true, accountHint: "acc")),
+            .incomingCall(
+                IncomingCallPush(
+                    serverUUID: UUID(), sipCallID: callID,
+                    caller: SIPAddress(displayName: "Zoë", uri: "sips:z@example.com"),
+                    hasVideo: true, accountHint: "acc")),
             .incomingCall(IncomingCallPush(caller: SIPAddress(uri: "sip:a@b"))),
             .reRegister(accountHint: "acc"),
         ]
@@ -57,35 +60,43 @@ struct PushPayloadTests {
         let dictionary: [AnyHashable: Any] = [
             "version": 1, "type": "call", "callID": "x@y", "caller": ["uri": "sip:a@b", "name": "A"], "video": false,
         ]
-        #expect(try PushPayload(dictionary: dictionary) == .incomingCall(IncomingCallPush(
-            sipCallID: "x@y", caller: SIPAddress(displayName: "A", uri: "sip:a@b"))))
+        #expect(
+            try PushPayload(dictionary: dictionary)
+                == .incomingCall(
+                    IncomingCallPush(
+                        sipCallID: "x@y", caller: SIPAddress(displayName: "A", uri: "sip:a@b"))))
         #expect(throws: PushPayloadError.notJSON) { try PushPayload(dictionary: ["version": Date()]) }
     }
 
-    @Test("Malformed payloads are rejected with a typed error", arguments: [
-        ("", PushPayloadError.notJSON),
-        ("{not json", .notJSON),
-        ("[1, 2]", .notAnObject),
-        ("\"call\"", .notAnObject),
-        (#"{"type":"call","caller":{"uri":"sip:a@b"}}"#, .missingField("version")),
-        (#"{"version":"1","type":"call"}"#, .invalidField("version")),
-        (#"{"version":2,"type":"call","caller":{"uri":"sip:a@b"}}"#, .unsupportedVersion(2)),
-        (#"{"version":1}"#, .missingField("type")),
-        (#"{"version":1,"type":"message"}"#, .unknownType("message")),
-        (#"{"version":1,"type":"call"}"#, .missingField("caller")),
-        (#"{"version":1,"type":"call","caller":{}}"#, .missingField("caller.uri")),
-        (#"{"version":1,"type":"call","caller":"sip:a@b"}"#, .invalidField("caller")),
-        (#"{"version":1,"type":"call","caller":{"uri":"http://a"}}"#, .invalidField("caller.uri")),
-        (#"{"version":1,"type":"call","caller":{"uri":"sip:"}}"#, .invalidField("caller.uri")),
-        (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b","name":"A\r\nX: y"}}"#, .invalidField("caller.name")),
-        (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"video":1}"#, .invalidField("video")),
-        (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"uuid":"not-a-uuid"}"#, .invalidField("uuid")),
-        (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"callID":""}"#, .invalidField("callID")),
-        (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"callID":"a b@c"}"#, .invalidField("callID")),
-        (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"callID":42}"#, .invalidField("callID")),
-        (#"{"version":1,"type":"reregister"}"#, .missingField("account")),
-        (#"{"version":1,"type":"reregister","account":""}"#, .invalidField("account")),
-    ])
+    @Test(
+        "Malformed payloads are rejected with a typed error",
+        arguments: [
+            ("", PushPayloadError.notJSON),
+            ("{not json", .notJSON),
+            ("[1, 2]", .notAnObject),
+            ("\"call\"", .notAnObject),
+            (#"{"type":"call","caller":{"uri":"sip:a@b"}}"#, .missingField("version")),
+            (#"{"version":"1","type":"call"}"#, .invalidField("version")),
+            (#"{"version":2,"type":"call","caller":{"uri":"sip:a@b"}}"#, .unsupportedVersion(2)),
+            (#"{"version":1}"#, .missingField("type")),
+            (#"{"version":1,"type":"message"}"#, .unknownType("message")),
+            (#"{"version":1,"type":"call"}"#, .missingField("caller")),
+            (#"{"version":1,"type":"call","caller":{}}"#, .missingField("caller.uri")),
+            (#"{"version":1,"type":"call","caller":"sip:a@b"}"#, .invalidField("caller")),
+            (#"{"version":1,"type":"call","caller":{"uri":"http://a"}}"#, .invalidField("caller.uri")),
+            (#"{"version":1,"type":"call","caller":{"uri":"sip:"}}"#, .invalidField("caller.uri")),
+            (
+                #"{"version":1,"type":"call","caller":{"uri":"sip:a@b","name":"A\r\nX: y"}}"#,
+                .invalidField("caller.name")
+            ),
+            (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"video":1}"#, .invalidField("video")),
+            (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"uuid":"not-a-uuid"}"#, .invalidField("uuid")),
+            (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"callID":""}"#, .invalidField("callID")),
+            (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"callID":"a b@c"}"#, .invalidField("callID")),
+            (#"{"version":1,"type":"call","caller":{"uri":"sip:a@b"},"callID":42}"#, .invalidField("callID")),
+            (#"{"version":1,"type":"reregister"}"#, .missingField("account")),
+            (#"{"version":1,"type":"reregister","account":""}"#, .invalidField("account")),
+        ])
     func malformed(json: String, error: PushPayloadError) {
         #expect(throws: error) { try PushPayload(json: Data(json.utf8)) }
     }
@@ -93,13 +104,16 @@ struct PushPayloadTests {
 
 @Suite("End reasons from SIP status")
 struct EndReasonTests {
-    @Test("SIP status → CallKit end reason", arguments: [
-        (487, false, CallEndReason.unanswered), (487, true, .unanswered),
-        (486, true, .remoteEnded), (600, true, .remoteEnded), (603, true, .remoteEnded),
-        (486, false, .declinedElsewhere), (603, false, .declinedElsewhere),
-        (404, true, .failed), (408, true, .failed), (480, false, .failed), (500, true, .failed), (503, false, .failed),
-        (200, true, .remoteEnded), (200, false, .remoteEnded), (0, true, .failed),
-    ])
+    @Test(
+        "SIP status → CallKit end reason",
+        arguments: [
+            (487, false, CallEndReason.unanswered), (487, true, .unanswered),
+            (486, true, .remoteEnded), (600, true, .remoteEnded), (603, true, .remoteEnded),
+            (486, false, .declinedElsewhere), (603, false, .declinedElsewhere),
+            (404, true, .failed), (408, true, .failed), (480, false, .failed), (500, true, .failed),
+            (503, false, .failed),
+            (200, true, .remoteEnded), (200, false, .remoteEnded), (0, true, .failed),
+        ])
     func mapping(status: Int, isOutgoing: Bool, reason: CallEndReason) {
         #expect(CallEndReason(sipStatus: status, isOutgoing: isOutgoing) == reason)
     }

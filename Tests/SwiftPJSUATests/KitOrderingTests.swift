@@ -32,7 +32,8 @@ extension EngineTests {
             var remote: String { "127.0.0.1:\(h.transport.port)" }
 
             func push(callID: String?) -> PushPayload {
-                .incomingCall(IncomingCallPush(sipCallID: callID, caller: SIPAddress(uri: caller.uri), accountHint: "bob"))
+                .incomingCall(
+                    IncomingCallPush(sipCallID: callID, caller: SIPAddress(uri: caller.uri), accountHint: "bob"))
             }
 
             /// Starts sipp as the caller: `delay` ms before its INVITE, with `callID` if given.
@@ -98,7 +99,8 @@ extension EngineTests {
                     let engine = RecordingEngine(PJSUAEngine(h.engine))
                     let provider = RecordingProvider()
                     let clock = ManualClock()
-                    let router = CallRouter(engine: engine, provider: provider, clock: clock, pushTimeToLive: .seconds(30))
+                    let router = CallRouter(
+                        engine: engine, provider: provider, clock: clock, pushTimeToLive: .seconds(30))
                     await router.bind(h.account, pushHint: "bob")
                     let events = h.engine.events
                     // Not cancelled: the loop ends when the engine's shutdown finishes the
@@ -106,16 +108,18 @@ extension EngineTests {
                     // event being emitted (EventHub yields under the lock its onTermination
                     // takes); reported to the engine's owner.
                     let loop = Task { await router.run(events: events) }
-                    try await body(Rig(
-                        h: h, engine: engine, provider: provider, clock: clock, router: router, folder: folder))
+                    try await body(
+                        Rig(
+                            h: h, engine: engine, provider: provider, clock: clock, router: router, folder: folder))
                     return loop
                 }
                 await loop.value
             }
         }
 
-        @Test("Push, then the INVITE 0, 100 or 2000 ms later: one call, answered, audio only after activation",
-              arguments: [0, 100, 2000])
+        @Test(
+            "Push, then the INVITE 0, 100 or 2000 ms later: one call, answered, audio only after activation",
+            arguments: [0, 100, 2000])
         func pushThenInvite(delay: Int) async throws {
             try await Rig.run { rig in
                 let callID = "kit-\(delay)ms-\(UUID().uuidString)@127.0.0.1"
@@ -131,8 +135,9 @@ extension EngineTests {
                 #expect(sipp.sentInviteCallIDs == [callID])
                 #expect(rig.provider.reportedCalls == [id])
                 // The INVITE added the display-name the push lacked.
-                #expect(rig.provider.records.contains(
-                    .updated(id, CallUpdate(remoteURI: rig.caller.uri, displayName: "Kit Caller"))))
+                #expect(
+                    rig.provider.records.contains(
+                        .updated(id, CallUpdate(remoteURI: rig.caller.uri, displayName: "Kit Caller"))))
                 #expect(await rig.router.calls.isEmpty)
             }
         }
@@ -144,10 +149,13 @@ extension EngineTests {
                 let id = CallIdentity.uuid(sipCallID: callID)
                 let sipp = try await rig.sipp("kit_uac_answered.xml", callID: callID)
                 defer { sipp.stop() }
-                try await rig.provider.wait("the INVITE reported") { if case .newIncomingCall = $0 { true } else { false } }
+                try await rig.provider.wait("the INVITE reported") {
+                    if case .newIncomingCall = $0 { true } else { false }
+                }
                 // The server's UUID in the late push cannot rename a call already on screen.
-                let late = PushPayload.incomingCall(IncomingCallPush(
-                    serverUUID: UUID(), sipCallID: callID, caller: rig.caller, accountHint: "bob"))
+                let late = PushPayload.incomingCall(
+                    IncomingCallPush(
+                        serverUUID: UUID(), sipCallID: callID, caller: rig.caller, accountHint: "bob"))
                 #expect(try await rig.router.handlePush(late) == .alreadyReported(id))
                 try await rig.answerThenEnd(id)
                 let result = try await sipp.finish()
@@ -194,7 +202,9 @@ extension EngineTests {
         func pushWithoutInviteExpires() async throws {
             try await Rig.run { rig in
                 let id = CallIdentity.uuid(sipCallID: "kit-never-comes@127.0.0.1")
-                #expect(try await rig.router.handlePush(rig.push(callID: "kit-never-comes@127.0.0.1")) == .reportedNewCall(id))
+                #expect(
+                    try await rig.router.handlePush(rig.push(callID: "kit-never-comes@127.0.0.1"))
+                        == .reportedNewCall(id))
                 await rig.clock.waitForSleepers(1)
                 rig.clock.advance(by: .seconds(30))
                 try await rig.provider.wait(for: .ended(id, .unanswered))
@@ -303,11 +313,13 @@ extension EngineTests {
             let registrar = try await Sipp.start(scenario: "kit_registrar_reregister.xml", folder: folder)
             defer { registrar.stop() }
             try await Rig.run { rig in
-                let account = try await rig.h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:bob@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+                let account = try await rig.h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:bob@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
                 await rig.router.bind(account, pushHint: "bob@127.0.0.1")
                 try await rig.h.log.first("first registration") { $0.isRegistration(of: account, active: true) }
-                let payload = try PushPayload(json: Data(#"{"version":1,"type":"reregister","account":"bob@127.0.0.1"}"#.utf8))
+                let payload = try PushPayload(
+                    json: Data(#"{"version":1,"type":"reregister","account":"bob@127.0.0.1"}"#.utf8))
                 #expect(try await rig.router.handlePush(payload) == .reRegistered(account))
                 try await rig.h.log.wait("second registration") { events in
                     events.filter { $0.isRegistration(of: account, active: true) }.count == 2
