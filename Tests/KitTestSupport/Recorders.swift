@@ -136,6 +136,13 @@ public final class RecordingEngine: CallEngine {
     public let journal = Journal<EngineRecord>()
     private let base: (any CallEngine)?
     private let nextCall = Mutex<Int32>(0)
+    private let makeCallHook = Mutex<(@Sendable (Call) async -> Void)?>(nil)
+
+    /// Runs `hook` inside the fake `makeCall`, before it returns the new call (to deliver
+    /// events that beat `makeCall`'s return, as pjsua's worker threads can).
+    public func onMakeCall(_ hook: @escaping @Sendable (Call) async -> Void) {
+        makeCallHook.withLock { $0 = hook }
+    }
 
     public init(_ base: (any CallEngine)? = nil) { self.base = base }
 
@@ -148,7 +155,9 @@ public final class RecordingEngine: CallEngine {
             value += 1
             return value
         }
-        return Call(slot: 100 + slot, generation: UInt64(1_000_000 + slot))
+        let call = Call(slot: 100 + slot, generation: UInt64(1_000_000 + slot))
+        if let hook = makeCallHook.withLock({ $0 }) { await hook(call) }
+        return call
     }
 
     public func answer(_ call: Call, statusCode: Int) async throws {

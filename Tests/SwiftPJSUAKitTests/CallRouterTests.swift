@@ -253,6 +253,22 @@ struct CallRouterTests {
         #expect(provider.records.last == .ended(id, .remoteEnded))
     }
 
+    @Test("Outgoing: events that arrive before makeCall returns are replayed in order, not lost")
+    func outgoingEarlyEvents() async throws {
+        let router = router
+        engine.onMakeCall { call in
+            await router.handle(.callState(call: call, state: .calling, sipCallID: "fast@h", lastStatus: 0, reason: ""))
+            await router.handle(.callState(call: call, state: .early, sipCallID: "fast@h", lastStatus: 180, reason: ""))
+            await router.handle(
+                .callState(call: call, state: .confirmed, sipCallID: "fast@h", lastStatus: 200, reason: ""))
+        }
+        let id = UUID()
+        let start = CallAction(callUUID: id, kind: .start(uri: "sip:fast@example.com", account: nil, hasVideo: false))
+        await router.perform(start)
+        #expect(provider.records == [.startedConnecting(id), .fulfilled(start.id), .connected(id)])
+        #expect(await router.calls.first?.sipCallID == "fast@h")
+    }
+
     @Test("Outgoing call declined with 486: the start fails and the call ends remote-ended")
     func outgoingBusy() async throws {
         let id = UUID()

@@ -306,6 +306,30 @@ extension EngineTests {
             }
         }
 
+        @Test("Outgoing call to sipp's UAS: connecting, then start fulfilled and connected at CONFIRMED")
+        func outgoingCall() async throws {
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let uas = try await Sipp.start(scenario: "uas", folder: folder)
+            defer { uas.stop() }
+            try await Rig.run { rig in
+                let id = UUID()
+                let start = CallAction(callUUID: id, kind: .start(uri: uas.uri, account: nil, hasVideo: false))
+                await rig.router.perform(start)
+                try await rig.provider.wait(for: .connected(id))
+                #expect(rig.provider.records == [.startedConnecting(id), .fulfilled(start.id), .connected(id)])
+                #expect(!rig.engine.records.contains(.activateAudio))
+                let end = CallAction(callUUID: id, kind: .end)
+                await rig.router.perform(end)
+                try await rig.provider.wait(for: .fulfilled(end.id))
+                #expect(rig.provider.reportedCalls.isEmpty)
+                #expect(await rig.router.calls.isEmpty)
+            }
+            let result = try await uas.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            #expect(uas.receivedRequests.contains("BYE"))
+        }
+
         @Test("A re-register push sends a fresh REGISTER for the bound account")
         func reRegisterPush() async throws {
             let folder = try TemporaryFolder()
