@@ -205,30 +205,30 @@ public actor CallRouter {
             hasVideo: hasVideo, newID: claimedID(for: sipCallID))
         let entry = arrival.entry
         noteLive(entry)
-        if arrival.isNew {
+        guard !arrival.isNew, var track = tracks[entry.id] else {
+            // A new call (or, defensively, an entry the router holds no state for).
             tracks[entry.id] = Track(report: .reporting)
             try? await engine.answer(call, statusCode: 180)
             await report(entry)
+            return
+        }
+        track.expiry?.cancel()
+        track.expiry = nil
+        tracks[entry.id] = track
+        if let status = track.declineStatus {
+            registry.remove(entry.id)
+            noteEnded(entry)
+            if track.report == .reported { tracks[entry.id] = nil }
+            try? await engine.hangup(call, statusCode: status)
+            return
+        }
+        if track.report == .reported, arrival.updateChanged {
+            provider.reportCallUpdated(entry.id, update: entry.update)
+        }
+        if let answer = track.pendingAnswer {
+            await applyAnswer(answer, to: call, of: entry.id)
         } else {
-            guard var track = tracks[entry.id] else { return }
-            track.expiry?.cancel()
-            track.expiry = nil
-            tracks[entry.id] = track
-            if let status = track.declineStatus {
-                registry.remove(entry.id)
-                noteEnded(entry)
-                if track.report == .reported { tracks[entry.id] = nil }
-                try? await engine.hangup(call, statusCode: status)
-                return
-            }
-            if track.report == .reported, arrival.updateChanged {
-                provider.reportCallUpdated(entry.id, update: entry.update)
-            }
-            if let answer = track.pendingAnswer {
-                await applyAnswer(answer, to: call, of: entry.id)
-            } else {
-                try? await engine.answer(call, statusCode: 180)
-            }
+            try? await engine.answer(call, statusCode: 180)
         }
     }
 
