@@ -3,6 +3,7 @@ import KitTestSupport
 import PJSUATestSupport
 import SwiftPJSUA
 import SwiftPJSUAKit
+import Synchronization
 import Testing
 
 // Why these Kit tests live in this target, nested in `EngineTests`:
@@ -29,7 +30,35 @@ extension EngineTests {
             let router: CallRouter
             let folder: TemporaryFolder
             let caller = SIPAddress(displayName: "Kit Caller", uri: "sip:sipp@127.0.0.1")
+            let peers = PeerList()
             var remote: String { "127.0.0.1:\(h.transport.port)" }
+
+            /// The sipp peers started so far, so a failure can show what they saw.
+            final class PeerList: Sendable {
+                private let list = Mutex<[Sipp]>([])
+                func add(_ sipp: Sipp) { list.withLock { $0.append(sipp) } }
+                var all: [Sipp] { list.withLock { $0 } }
+            }
+
+            /// What each side saw: for failure messages.
+            var diagnostics: String {
+                "engine ops: \(engine.records)\nengine events:\n  "
+                    + h.log.events.map { "\($0)" }.joined(separator: "\n  ")
+                    + peers.all.map {
+                        "\nsipp (\($0.port)):\n\($0.process.output.suffix(1500))\n\($0.messages.suffix(3000))"
+                    }
+                    .joined()
+            }
+
+            /// Waits for the provider to be told `record`; on timeout the failure shows every side.
+            func expect(_ record: ProviderRecord, timeout: Duration = .seconds(10)) async throws {
+                do {
+                    try await provider.wait(for: record, timeout: timeout)
+                } catch {
+                    Issue.record("\(error)\n\(diagnostics)")
+                    throw error
+                }
+            }
 
             func push(callID: String?) -> PushPayload {
                 .incomingCall(
@@ -40,13 +69,21 @@ extension EngineTests {
             func sipp(_ scenario: String, callID: String? = nil, delay: Int = 0) async throws -> Sipp {
                 var extra = ["-d", String(delay)]
                 if let callID { extra += ["-cid_str", callID] }
-                return try await Sipp.start(scenario: scenario, remote: remote, extra: extra, folder: folder)
+                let sipp = try await Sipp.start(scenario: scenario, remote: remote, extra: extra, folder: folder)
+                peers.add(sipp)
+                return sipp
             }
 
             /// Waits until the router has rung an INVITE (it sends 180 when one arrives).
             func waitForRinging() async throws -> Call {
-                let records = try await engine.journal.wait("the router rings the INVITE") { records in
-                    records.contains { if case .answer(_, 180) = $0 { true } else { false } }
+                let records: [EngineRecord]
+                do {
+                    records = try await engine.journal.wait("the router rings the INVITE") { records in
+                        records.contains { if case .answer(_, 180) = $0 { true } else { false } }
+                    }
+                } catch {
+                    Issue.record("\(error)\n\(diagnostics)")
+                    throw error
                 }
                 for case .answer(let call, 180) in records { return call }
                 throw TimedOut(what: "180", seen: [])
@@ -62,7 +99,7 @@ extension EngineTests {
                     answer = CallAction(callUUID: id, kind: .answer)
                     await router.perform(answer)
                 }
-                try await provider.wait(for: .fulfilled(answer.id))
+                try await expect(.fulfilled(answer.id))
                 let call = try #require(await router.calls.first { $0.id == id }?.call)
                 #expect(try await h.engine.callInfo(call).state == .confirmed)
                 // Answered and confirmed, yet no sound device: nothing has clocked the bridge.
@@ -77,7 +114,7 @@ extension EngineTests {
                 }
                 let end = CallAction(callUUID: id, kind: .end)
                 await router.perform(end)
-                try await provider.wait(for: .fulfilled(end.id))
+                try await expect(.fulfilled(end.id))
                 try await router.audioSessionDidDeactivate()
                 let audio = engine.records.filter { $0 == .activateAudio || $0 == .deactivateAudio }
                 #expect(audio == [.activateAudio, .deactivateAudio])
@@ -172,7 +209,7 @@ extension EngineTests {
                 #expect(try await rig.router.handlePush(rig.push(callID: callID)) == .reportedNewCall(id))
                 let sipp = try await rig.sipp("kit_uac_cancel.xml", callID: callID)
                 defer { sipp.stop() }
-                try await rig.provider.wait(for: .ended(id, .unanswered))
+                try await rig.expect(.ended(id, .unanswered))
                 let result = try await sipp.finish()
                 #expect(result.successfulCalls == 1, "\(result)")
                 #expect(sipp.receivedStatusCodes.contains(487))
@@ -189,7 +226,7 @@ extension EngineTests {
                 let id = CallIdentity.uuid(sipCallID: callID)
                 let sipp = try await rig.sipp("kit_uac_cancel.xml", callID: callID)
                 defer { sipp.stop() }
-                try await rig.provider.wait(for: .ended(id, .unanswered))
+                try await rig.expect(.ended(id, .unanswered))
                 #expect(rig.router.claimCallUUID(for: IncomingCallPush(sipCallID: callID, caller: rig.caller)) == id)
                 #expect(try await rig.router.handlePush(rig.push(callID: callID)) == .alreadyEnded(id))
                 let result = try await sipp.finish()
@@ -207,7 +244,7 @@ extension EngineTests {
                         == .reportedNewCall(id))
                 await rig.clock.waitForSleepers(1)
                 rig.clock.advance(by: .seconds(30))
-                try await rig.provider.wait(for: .ended(id, .unanswered))
+                try await rig.expect(.ended(id, .unanswered))
                 #expect(rig.provider.reportedCalls == [id])
                 #expect(await rig.router.calls.isEmpty)
                 #expect(rig.engine.records.isEmpty)
@@ -316,12 +353,12 @@ extension EngineTests {
                 let id = UUID()
                 let start = CallAction(callUUID: id, kind: .start(uri: uas.uri, account: nil, hasVideo: false))
                 await rig.router.perform(start)
-                try await rig.provider.wait(for: .connected(id))
+                try await rig.expect(.connected(id))
                 #expect(rig.provider.records == [.startedConnecting(id), .fulfilled(start.id), .connected(id)])
                 #expect(!rig.engine.records.contains(.activateAudio))
                 let end = CallAction(callUUID: id, kind: .end)
                 await rig.router.perform(end)
-                try await rig.provider.wait(for: .fulfilled(end.id))
+                try await rig.expect(.fulfilled(end.id))
                 #expect(rig.provider.reportedCalls.isEmpty)
                 #expect(await rig.router.calls.isEmpty)
             }
