@@ -69,9 +69,18 @@ extension EngineTests {
             func sipp(_ scenario: String, callID: String? = nil, delay: Int = 0) async throws -> Sipp {
                 var extra = ["-d", String(delay)]
                 if let callID { extra += ["-cid_str", callID] }
-                let sipp = try await Sipp.start(scenario: scenario, remote: remote, extra: extra, folder: folder)
-                peers.add(sipp)
-                return sipp
+                // FreePort's port can be taken by another process before sipp binds it (other
+                // test runs share this machine); sipp then exits at once. Try another port.
+                var attempt = 0
+                while true {
+                    attempt += 1
+                    let sipp = try await Sipp.start(scenario: scenario, remote: remote, extra: extra, folder: folder)
+                    peers.add(sipp)
+                    if attempt < 3, sipp.process.exitStatus != nil, sipp.process.output.contains("Unable to bind") {
+                        continue
+                    }
+                    return sipp
+                }
             }
 
             /// Waits until the router has rung an INVITE (it sends 180 when one arrives).
