@@ -69,16 +69,22 @@ extension EngineTests {
             func sipp(_ scenario: String, callID: String? = nil, delay: Int = 0) async throws -> Sipp {
                 var extra = ["-d", String(delay)]
                 if let callID { extra += ["-cid_str", callID] }
-                // FreePort's port can be taken by another process before sipp binds it (other
-                // test runs share this machine); sipp then exits at once. Try another port.
+                let sipp = try await Self.startSipp(scenario, remote: remote, extra: extra, folder: folder)
+                peers.add(sipp)
+                return sipp
+            }
+
+            /// Starts sipp. FreePort's port can be taken by another process before sipp binds
+            /// it (other test runs share this machine); sipp then exits at once, so try another.
+            static func startSipp(
+                _ scenario: String, remote: String? = nil, extra: [String] = [], folder: TemporaryFolder
+            ) async throws -> Sipp {
                 var attempt = 0
                 while true {
                     attempt += 1
                     let sipp = try await Sipp.start(scenario: scenario, remote: remote, extra: extra, folder: folder)
-                    peers.add(sipp)
-                    if attempt < 3, sipp.process.exitStatus != nil, sipp.process.output.contains("Unable to bind") {
-                        continue
-                    }
+                    let lostPort = sipp.process.exitStatus != nil && sipp.process.output.contains("Unable to bind")
+                    if attempt < 3, lostPort { continue }
                     return sipp
                 }
             }
@@ -356,7 +362,7 @@ extension EngineTests {
         func outgoingCall() async throws {
             let folder = try TemporaryFolder()
             defer { folder.remove() }
-            let uas = try await Sipp.start(scenario: "uas", folder: folder)
+            let uas = try await Rig.startSipp("uas", folder: folder)
             defer { uas.stop() }
             try await Rig.run { rig in
                 let id = UUID()
@@ -380,7 +386,7 @@ extension EngineTests {
         func reRegisterPush() async throws {
             let folder = try TemporaryFolder()
             defer { folder.remove() }
-            let registrar = try await Sipp.start(scenario: "kit_registrar_reregister.xml", folder: folder)
+            let registrar = try await Rig.startSipp("kit_registrar_reregister.xml", folder: folder)
             defer { registrar.stop() }
             try await Rig.run { rig in
                 let account = try await rig.h.engine.addAccount(
