@@ -26,14 +26,6 @@
             var router: CallRouter?
             /// Actions handed to the router, until it fulfils or fails them.
             var pending: [UUID: CXAction] = [:]
-            /// New-call reports made synchronously (by the PushKit adapter): their outcome, or
-            /// the reports from the router waiting for it.
-            var presented: [UUID: Presentation] = [:]
-        }
-
-        private enum Presentation {
-            case waiting([CheckedContinuation<Void, any Error>])
-            case done((any Error)?)
         }
 
         /// What the delegate hands to the router, in CallKit's order.
@@ -45,6 +37,8 @@
         }
 
         private let state = Mutex(State())
+        /// Reports made synchronously for PushKit, joined by the router's report of the call.
+        private let reports = IncomingCallReports()
         private let inputs = AsyncStream<Input>.makeStream()
 
         /// Creates the provider and becomes its delegate (callbacks on the main queue).
@@ -86,19 +80,11 @@
         ///   - call: the call's UUID.
         ///   - update: what to show.
         public func reportNewIncomingCallNow(_ call: UUID, update: CallUpdate) {
-            state.withLock { $0.presented[call] = .waiting([]) }
-            provider.reportNewIncomingCall(with: call, update: Self.cxUpdate(update)) { [weak self] error in
+            reports.reportStarted(call)
+            let reports = reports
+            provider.reportNewIncomingCall(with: call, update: Self.cxUpdate(update)) { error in
                 // Already shown (its INVITE was reported first): the push is satisfied, not refused.
-                let outcome: (any Error)? = Self.isAlreadyShown(error) ? nil : error
-                let waiters =
-                    self?.state.withLock { state -> [CheckedContinuation<Void, any Error>] in
-                        defer { state.presented[call] = .done(outcome) }
-                        if case .waiting(let waiters) = state.presented[call] { return waiters }
-                        return []
-                    } ?? []
-                for waiter in waiters {
-                    if let outcome { waiter.resume(throwing: outcome) } else { waiter.resume() }
-                }
+                reports.reportFinished(call, error: Self.isAlreadyShown(error) ? nil : error)
             }
         }
 
@@ -106,27 +92,10 @@
         /// ``reportNewIncomingCallNow(_:update:)`` already made for this UUID.
         /// - Throws: CallKit's error when the system refuses the call.
         public func reportNewIncomingCall(_ call: UUID, update: CallUpdate) async throws {
+            if try await reports.join(call) { return }
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let earlier: Presentation? = state.withLock { state in
-                    switch state.presented[call] {
-                    case .waiting(let waiters):
-                        state.presented[call] = .waiting(waiters + [continuation])
-                        return .waiting([])
-                    case .done(let error):
-                        state.presented[call] = nil
-                        return .done(error)
-                    case nil:
-                        return nil
-                    }
-                }
-                switch earlier {
-                case .waiting: return
-                case .done(let error):
+                provider.reportNewIncomingCall(with: call, update: Self.cxUpdate(update)) { error in
                     if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-                case nil:
-                    provider.reportNewIncomingCall(with: call, update: Self.cxUpdate(update)) { error in
-                        if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-                    }
                 }
             }
         }
@@ -148,7 +117,7 @@
 
         /// Wraps `reportCall(with:endedAt:reason:)`.
         public func reportCallEnded(_ call: UUID, reason: CallEndReason) {
-            state.withLock { _ = $0.presented.removeValue(forKey: call) }
+            reports.forget(call)
             provider.reportCall(with: call, endedAt: nil, reason: Self.cxReason(reason))
         }
 
