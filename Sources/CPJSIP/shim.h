@@ -130,4 +130,9 @@ static inline pj_status_t cpj_thread_register(const char *name, void *desc, pj_t
     return pj_thread_register(name, (long *)desc, thread);
 }
 
+/* pjsua_schedule_timer2 is a macro when PJ_TIMER_DEBUG is set; this is callable either way. */
+static inline pj_status_t cpj_schedule_timer(void (*cb)(void *user_data), void *user_data, unsigned msec_delay) {
+    return pjsua_schedule_timer2(cb, user_data, msec_delay);
+}
+
 #endif

@@ -45,6 +45,74 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "Credential(realm: \(realm), username: \(username), secret: <redacted>)" }
 }
 
+/// RFC 8599 push-notification parameters for the Contact URI, so that the registrar (or a
+/// proxy it works with) can wake the app with a push before forwarding a request to it.
+///
+/// The parameters are appended to the Contact URI as `;pn-provider=…;pn-param=…;pn-prid=…`.
+public struct PushConfiguration: Sendable, Hashable {
+    /// Where the parameters go.
+    public enum Scope: Sendable, Hashable {
+        /// Only the Contact of REGISTER requests (the usual case: the registrar stores it
+        /// with the binding).
+        case registerOnly
+        /// The Contact of every request and response the account sends (INVITE, SUBSCRIBE…).
+        case allRequests
+    }
+
+    /// `pn-provider`: the push service, for example `apns` or `fcm`.
+    public var provider: String
+    /// `pn-param`: provider-specific parameter; for APNs `<Team ID>.<bundle ID>.voip`.
+    public var parameter: String?
+    /// `pn-prid`: the push resource ID, the device token the provider addresses.
+    public var resourceID: String
+    /// Where the parameters are added.
+    public var scope: Scope
+
+    /// Creates push parameters from their RFC 8599 parts.
+    public init(provider: String, parameter: String? = nil, resourceID: String, scope: Scope = .registerOnly) {
+        self.provider = provider
+        self.parameter = parameter
+        self.resourceID = resourceID
+        self.scope = scope
+    }
+
+    /// Apple Push Notification service parameters for VoIP pushes (RFC 8599 §9):
+    /// `pn-provider=apns`, `pn-param=<teamID>.<bundleID>.voip`, `pn-prid=<token>`.
+    /// - Parameters:
+    ///   - teamID: the developer team ID, for example `ABCDE12345`.
+    ///   - bundleID: the app's bundle ID; `.voip` is appended for the VoIP push topic.
+    ///   - token: the PushKit device token as hexadecimal text.
+    public static func apns(teamID: String, bundleID: String, token: String, scope: Scope = .registerOnly) -> PushConfiguration {
+        PushConfiguration(provider: "apns", parameter: "\(teamID).\(bundleID).voip", resourceID: token, scope: scope)
+    }
+
+    /// The URI parameters, each percent-encoded where RFC 3261's `paramchar` requires it,
+    /// for example `;pn-provider=apns;pn-param=T.app.voip;pn-prid=00ff`.
+    public var uriParameters: String {
+        var text = ";pn-provider=\(Self.escape(provider))"
+        if let parameter { text += ";pn-param=\(Self.escape(parameter))" }
+        text += ";pn-prid=\(Self.escape(resourceID))"
+        return text
+    }
+
+    /// Percent-encodes everything but RFC 3261's unreserved characters and param-unreserved
+    /// characters that are safe in a URI parameter value.
+    private static func escape(_ value: String) -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()[]/:&+$")
+        var out = ""
+        for byte in value.utf8 {
+            let scalar = Character(Unicode.Scalar(byte))
+            if byte < 0x80, allowed.contains(scalar) {
+                out.append(scalar)
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += hex.count == 1 ? "%0\(hex)" : "%\(hex)"
+            }
+        }
+        return out
+    }
+}
+
 /// An account: a SIP identity, optionally registered with a registrar.
 public struct AccountConfiguration: Sendable, Hashable {
     /// The identity (the From of our requests), a SIP URI or name-addr, for example
@@ -57,18 +125,28 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// Proxies every request of this account is routed through (`Route` set), in order;
     /// at most 8.
     public var outboundProxies: [String]
-    /// The transport to use; `nil` lets pjsua pick by the destination.
+    /// The transport to use; `nil` lets pjsua pick by each destination URI. With a TCP or
+    /// TLS transport, a registrar or proxy URI without a `transport` parameter gets one
+    /// (`;transport=tcp` or `;transport=tls`), so that requests really go over it.
     public var transport: Transport?
     /// The registration lifetime asked for (`Expires`), at least one second.
     public var registrationExpiry: Duration
-    /// How long to wait before registering again after a failed registration.
+    /// How long to wait before registering again after a failed registration: after a
+    /// timeout, 5xx or 6xx (pjsua's automatic retry) and also after a rejected
+    /// authentication (401, 403, 407), which pjsua alone does not retry. `.zero` disables
+    /// retrying. Whole seconds.
     public var retryInterval: Duration
+    /// Random spread added to each retry, ± this much, so that many clients do not retry
+    /// at the same moment; `.zero` (the default) retries exactly at ``retryInterval``.
+    public var retryJitter: Duration
     /// Send REGISTER as soon as the account is added.
     public var registersOnAdd: Bool
     /// Extra parameters for the Contact URI, starting with `;`, for example `;ob`.
     public var contactParameters: String
     /// Extra headers for REGISTER requests.
     public var registerHeaders: [SIPHeader]
+    /// RFC 8599 push parameters for the Contact URI; `nil` for none.
+    public var push: PushConfiguration?
     /// Make this the account for requests no other account matches.
     public var isDefault: Bool
 
@@ -81,9 +159,11 @@ public struct AccountConfiguration: Sendable, Hashable {
         transport: Transport? = nil,
         registrationExpiry: Duration = .seconds(300),
         retryInterval: Duration = .seconds(300),
+        retryJitter: Duration = .zero,
         registersOnAdd: Bool = true,
         contactParameters: String = "",
         registerHeaders: [SIPHeader] = [],
+        push: PushConfiguration? = nil,
         isDefault: Bool = false
     ) {
         self.identity = identity
@@ -93,9 +173,11 @@ public struct AccountConfiguration: Sendable, Hashable {
         self.transport = transport
         self.registrationExpiry = registrationExpiry
         self.retryInterval = retryInterval
+        self.retryJitter = retryJitter
         self.registersOnAdd = registersOnAdd
         self.contactParameters = contactParameters
         self.registerHeaders = registerHeaders
+        self.push = push
         self.isDefault = isDefault
     }
 }
@@ -118,4 +200,38 @@ public struct AccountInfo: Sendable, Hashable {
     public var reason: String
     /// Time left on the registration; zero when not registered.
     public var expiresIn: Duration
+    /// The account's presence online status (`pjsua_acc_info.online_status`).
+    public var isOnline: Bool
+}
+
+/// How a REGISTER transaction ended.
+public enum RegistrationOutcome: Sendable, Hashable {
+    /// The registrar accepted the binding for `expiration` (2xx to a refreshing REGISTER).
+    case registered(expiration: Duration)
+    /// The binding was removed (2xx to an unregistering REGISTER).
+    case unregistered
+    /// The REGISTER failed: a final status of 300–699, or a code pjsip reports when no
+    /// response came (408 on timeout, 502/503 on transport and TLS failures).
+    case failed(statusCode: Int, reason: String)
+
+    /// Whether the account is registered after this outcome.
+    public var isRegistered: Bool {
+        if case .registered = self { return true }
+        return false
+    }
+}
+
+extension SIPAddress {
+    /// `uri` with `;transport=<value>` added to the URI when it has no `transport`
+    /// parameter and is a `sip:` URI (a `sips:` URI already means TLS). Works on a bare URI
+    /// and on a name-addr (`"Name" <sip:…>`).
+    static func addingTransport(_ value: String, to uri: String) -> String {
+        let start = uri.range(of: "<").map(\.upperBound) ?? uri.startIndex
+        let end = uri[start...].range(of: ">")?.lowerBound ?? uri.endIndex
+        let inner = uri[start..<end]
+        guard inner.lowercased().hasPrefix("sip:"), !inner.lowercased().contains(";transport=") else { return uri }
+        // URI parameters come before any `?headers` part.
+        let insertion = inner.firstIndex(of: "?") ?? end
+        return String(uri[..<insertion]) + ";transport=\(value)" + String(uri[insertion...])
+    }
 }

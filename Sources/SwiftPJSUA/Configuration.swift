@@ -14,6 +14,9 @@ public struct Configuration: Sendable {
     public var maxCalls: Int
     /// Media settings.
     public var media: MediaConfiguration
+    /// SIP transaction timers (RFC 3261 §17). They apply to the whole process while the
+    /// engine runs.
+    public var timers: SIPTimers
 
     /// Creates a configuration; every parameter has a working default (one UDP transport
     /// on port 5060, 32 calls, logging off, the null sound device).
@@ -23,7 +26,8 @@ public struct Configuration: Sendable {
         logLevel: Int = 0,
         logHandler: (any PJSUALogHandler)? = nil,
         maxCalls: Int = 32,
-        media: MediaConfiguration = MediaConfiguration()
+        media: MediaConfiguration = MediaConfiguration(),
+        timers: SIPTimers = SIPTimers()
     ) {
         self.transports = transports
         self.userAgent = userAgent
@@ -31,7 +35,31 @@ public struct Configuration: Sendable {
         self.logHandler = logHandler
         self.maxCalls = maxCalls
         self.media = media
+        self.timers = timers
     }
+}
+
+/// SIP transaction timers (RFC 3261 §17.1.1.1). A client transaction that gets no final
+/// response fails with 408 after 64 × T1 (timers B and F: 32 s with the defaults).
+public struct SIPTimers: Sendable, Hashable {
+    /// T1, the round-trip time estimate (RFC 3261 default 500 ms).
+    public var t1: Duration
+    /// T2, the longest retransmit interval for non-INVITE requests and INVITE responses
+    /// (default 4 s).
+    public var t2: Duration
+    /// T4, how long the network may hold a message (default 5 s).
+    public var t4: Duration
+
+    /// Creates timers; the defaults are RFC 3261's.
+    public init(t1: Duration = .milliseconds(500), t2: Duration = .seconds(4), t4: Duration = .seconds(5)) {
+        self.t1 = t1
+        self.t2 = t2
+        self.t4 = t4
+    }
+
+    /// How long a client transaction waits for a final response before failing with 408
+    /// (64 × T1).
+    public var transactionTimeout: Duration { t1 * 64 }
 }
 
 /// The kind of a SIP transport.
@@ -44,6 +72,53 @@ public enum TransportType: String, Sendable, Hashable, CaseIterable {
     case udp6
     /// TCP over IPv6.
     case tcp6
+    /// TLS over TCP, IPv4 (RFC 3261 §26.2, `transport=tls`).
+    case tls
+    /// TLS over TCP, IPv6.
+    case tls6
+
+    /// Whether the transport is connection-oriented (TCP or TLS).
+    public var isReliable: Bool { self != .udp && self != .udp6 }
+
+    /// The `transport` URI parameter value that routes requests over this kind.
+    public var uriParameter: String {
+        switch self {
+        case .udp, .udp6: "udp"
+        case .tcp, .tcp6: "tcp"
+        case .tls, .tls6: "tls"
+        }
+    }
+}
+
+/// TLS settings of a TLS transport.
+public struct TLSConfiguration: Sendable, Hashable {
+    /// PEM file of the certificate authorities trusted to sign peers' certificates; `nil`
+    /// uses the system bundle (`/etc/ssl/certs/ca-certificates.crt` on Debian) when present.
+    public var caFile: String?
+    /// PEM certificate presented to peers (needed to accept incoming TLS connections).
+    public var certificateFile: String?
+    /// PEM private key of ``certificateFile``.
+    public var privateKeyFile: String?
+    /// Verify the server's certificate chain and name when connecting; on by default. A
+    /// failed check fails the request with a TLS error instead of sending it.
+    public var verifiesServer: Bool
+    /// Ask connecting clients for a certificate and verify it.
+    public var verifiesClient: Bool
+
+    /// Creates TLS settings: the system's trusted authorities, server verification on.
+    public init(
+        caFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil,
+        verifiesServer: Bool = true, verifiesClient: Bool = false
+    ) {
+        self.caFile = caFile
+        self.certificateFile = certificateFile
+        self.privateKeyFile = privateKeyFile
+        self.verifiesServer = verifiesServer
+        self.verifiesClient = verifiesClient
+    }
+
+    /// The CA bundle used when ``caFile`` is `nil`.
+    public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
 }
 
 /// One SIP transport to bind.
@@ -54,12 +129,18 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var bindAddress: String?
     /// The local port; 0 picks any free port (read it back with ``PJSUA/transports()``).
     public var port: UInt16
+    /// TLS settings; used by ``TransportType/tls`` and ``TransportType/tls6`` only.
+    public var tls: TLSConfiguration
 
     /// Creates a transport configuration (UDP on every interface, port 5060 by default).
-    public init(type: TransportType = .udp, bindAddress: String? = nil, port: UInt16 = 5060) {
+    public init(
+        type: TransportType = .udp, bindAddress: String? = nil, port: UInt16 = 5060,
+        tls: TLSConfiguration = TLSConfiguration()
+    ) {
         self.type = type
         self.bindAddress = bindAddress
         self.port = port
+        self.tls = tls
     }
 }
 
@@ -121,7 +202,7 @@ public struct MediaConfiguration: Sendable, Hashable {
 public struct TransportInfo: Sendable, Hashable {
     /// The handle to use with ``PJSUA/addLocalAccount(on:isDefault:)``.
     public var transport: Transport
-    /// UDP or TCP, IPv4 or IPv6.
+    /// UDP, TCP or TLS, IPv4 or IPv6.
     public var type: TransportType
     /// The address the transport is bound to and advertises.
     public var host: String

@@ -5,12 +5,14 @@
 /// needs to ask pjsua about a call or account that may be gone.
 public enum PJSUAEvent: Sendable, Hashable {
     /// A REGISTER transaction finished (`on_reg_state2`).
-    /// - `active`: the account is registered now.
-    /// - `statusCode`: the final SIP status (100–699), or a pjsip-reported failure code
-    ///   such as 408 or 503 when no response came.
-    /// - `reason`: the reason phrase.
+    /// - `outcome`: registered (with the granted lifetime), unregistered, or failed.
+    /// - `statusCode`: the final SIP status (100–699), or the code pjsip reports when no
+    ///   response came (408 on timeout, 502/503 on transport and TLS failures).
+    /// - `reason`: the reason phrase, or pjsip's description of the failure when no response
+    ///   came (for example a TLS certificate verification error).
     /// - `expiration`: the registration lifetime the registrar granted (zero when not registered).
-    case registrationState(account: Account, active: Bool, statusCode: Int, reason: String, expiration: Duration)
+    case registrationState(
+        account: Account, outcome: RegistrationOutcome, statusCode: Int, reason: String, expiration: Duration)
 
     /// A new INVITE arrived and created a call (`on_incoming_call`).
     /// - `sipCallID`: the INVITE's Call-ID header, exactly as received.

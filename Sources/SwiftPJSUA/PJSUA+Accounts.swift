@@ -1,3 +1,5 @@
+import Synchronization
+
 extension PJSUA {
     // MARK: Transports and accounts
 
@@ -29,7 +31,7 @@ extension PJSUA {
 
     /// Adds an account, registering it with its registrar when it has one and
     /// ``AccountConfiguration/registersOnAdd`` is set. Registration outcomes arrive as
-    /// ``PJSUAEvent/registrationState(account:active:statusCode:reason:expiration:)`` events.
+    /// ``PJSUAEvent/registrationState(account:outcome:statusCode:reason:expiration:)`` events.
     /// Wraps `pjsua_acc_add`.
     /// - Returns: the new account's handle.
     /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when the identity, registrar or a proxy is
@@ -37,14 +39,61 @@ extension PJSUA {
     ///   ``PJSUAError`` when pjsua refuses (for example ``PJSUAError/Code/tooMany`` accounts).
     public func addAccount(_ configuration: AccountConfiguration) throws -> Account {
         let runtime = try runtime()
+        let effective = try validated(configuration, runtime: runtime)
+        let media = runtime.configuration.media
+        let transport = configuration.transport ?? runtime.transports.first
+        let account = try Native.addAccount(
+            effective, rtpPorts: media.rtpPorts,
+            rtpAddress: media.rtpAddress ?? transport.flatMap { runtime.bindAddress(of: $0) })
+        runtime.bridge.accountRecords.configure(
+            account, configuration: configuration,
+            wantsRegistration: configuration.registrar != nil && configuration.registersOnAdd)
+        return account
+    }
+
+    /// Replaces an account's configuration. When the registration settings change (registrar,
+    /// credentials, Contact or push parameters, expiry…) pjsua removes the old binding and
+    /// registers again; the outcomes arrive as registration events.
+    /// Wraps `pjsua_acc_modify`.
+    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle; the same errors
+    ///   as ``addAccount(_:)`` for an invalid configuration.
+    public func modifyAccount(_ account: Account, _ configuration: AccountConfiguration) throws {
+        let runtime = try runtime()
+        let slot = try liveSlot(account)
+        let effective = try validated(configuration, runtime: runtime)
+        let media = runtime.configuration.media
+        let transport = configuration.transport ?? runtime.transports.first
+        try Native.modifyAccount(
+            slot, effective, rtpPorts: media.rtpPorts,
+            rtpAddress: media.rtpAddress ?? transport.flatMap { runtime.bindAddress(of: $0) })
+        runtime.bridge.accountRecords.configure(
+            account, configuration: configuration, wantsRegistration: configuration.registrar != nil)
+    }
+
+    /// The configuration an account was added or last modified with.
+    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle or a local account.
+    public func accountConfiguration(_ account: Account) throws -> AccountConfiguration {
+        let runtime = try runtime()
+        _ = try liveSlot(account)
+        guard let configuration = runtime.bridge.accountRecords.configuration(of: account) else {
+            throw PJSUAUsageError.unknownAccount(account)
+        }
+        return configuration
+    }
+
+    /// Checks `configuration` and returns what pjsua gets: with a TCP or TLS transport, the
+    /// registrar and proxy URIs carry the matching `transport` parameter.
+    private func validated(_ configuration: AccountConfiguration, runtime: Runtime) throws -> AccountConfiguration {
         let identity = SIPAddress(parsing: configuration.identity).uri
         guard Native.isValidSIPURI(identity) else { throw PJSUAUsageError.invalidURI(configuration.identity) }
         for uri in [configuration.registrar].compactMap({ $0 }) + configuration.outboundProxies {
             guard Native.isValidSIPURI(SIPAddress(parsing: uri).uri) else { throw PJSUAUsageError.invalidURI(uri) }
         }
-        let texts = [configuration.contactParameters] + configuration.registerHeaders.flatMap { [$0.name, $0.value] }
+        var texts = [configuration.contactParameters] + configuration.registerHeaders.flatMap { [$0.name, $0.value] }
+        if let push = configuration.push { texts += [push.provider, push.parameter ?? "", push.resourceID] }
         guard !texts.contains(where: \.containsLineBreakOrControl) else {
-            throw PJSUAUsageError.invalidConfiguration("header and Contact parameter text must not contain control characters")
+            throw PJSUAUsageError.invalidConfiguration(
+                "header, Contact and push parameter text must not contain control characters")
         }
         guard configuration.credentials.count <= Native.maxCredentials else {
             throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxCredentials) credentials")
@@ -52,17 +101,25 @@ extension PJSUA {
         guard configuration.outboundProxies.count <= Native.maxProxies else {
             throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxProxies) outbound proxies")
         }
-        guard configuration.registrationExpiry >= .seconds(1), configuration.retryInterval >= .zero else {
+        guard configuration.registrationExpiry >= .seconds(1) else {
             throw PJSUAUsageError.invalidConfiguration("registrationExpiry must be at least 1 s")
         }
-        if let transport = configuration.transport, !runtime.transports.contains(transport) {
+        guard configuration.retryInterval >= .zero, configuration.retryJitter >= .zero else {
+            throw PJSUAUsageError.invalidConfiguration("retryInterval and retryJitter must not be negative")
+        }
+        var effective = configuration
+        guard let transport = configuration.transport else { return effective }
+        guard let index = runtime.transports.firstIndex(of: transport) else {
             throw PJSUAUsageError.invalidConfiguration("unknown \(transport)")
         }
-        let media = runtime.configuration.media
-        let transport = configuration.transport ?? runtime.transports.first
-        return try Native.addAccount(
-            configuration, rtpPorts: media.rtpPorts,
-            rtpAddress: media.rtpAddress ?? transport.flatMap { runtime.bindAddress(of: $0) })
+        let type = runtime.configuration.transports[index].type
+        if type.isReliable {
+            effective.registrar = configuration.registrar.map { SIPAddress.addingTransport(type.uriParameter, to: $0) }
+            effective.outboundProxies = configuration.outboundProxies.map {
+                SIPAddress.addingTransport(type.uriParameter, to: $0)
+            }
+        }
+        return effective
     }
 
     /// A snapshot of an account's state. Wraps `pjsua_acc_get_info`.
@@ -79,17 +136,75 @@ extension PJSUA {
     }
 
     /// Registers (`renew: true`) or unregisters the account now; the outcome arrives as a
-    /// registration event. Wraps `pjsua_acc_set_registration`.
+    /// registration event. Unregistering also stops automatic retries until the account
+    /// is registered again. Wraps `pjsua_acc_set_registration`.
     /// - Throws: ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAError`` when the account has
     ///   no registrar.
     public func setRegistration(_ account: Account, renew: Bool) throws {
-        try Native.setRegistration(try liveSlot(account), renew: renew)
+        let runtime = try runtime()
+        let slot = try liveSlot(account)
+        runtime.bridge.accountRecords.setWantsRegistration(account, renew)
+        try Native.setRegistration(slot, renew: renew)
     }
 
-    /// Removes an account. Wraps `pjsua_acc_del` (which unregisters a registered account).
-    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle.
-    public func removeAccount(_ account: Account) throws {
+    /// Sends a REGISTER now, optionally with new RFC 8599 push parameters (for example a new
+    /// device token, or after a push that asks the app to refresh its binding).
+    ///
+    /// With new push parameters the account is modified (`pjsua_acc_modify`): pjsua removes
+    /// the binding with the old Contact and registers the new one. Without, the binding is
+    /// refreshed (`pjsua_acc_set_registration`). The outcome arrives as a registration event.
+    /// - Parameter push: the new push parameters; `nil` keeps the current ones.
+    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAUsageError/invalidConfiguration(_:)``
+    ///   when the account has no registrar; ``PJSUAError`` when pjsua refuses.
+    public func reRegister(_ account: Account, updatingPush push: PushConfiguration? = nil) throws {
+        let runtime = try runtime()
         let slot = try liveSlot(account)
+        guard var configuration = runtime.bridge.accountRecords.configuration(of: account),
+              configuration.registrar != nil else {
+            throw PJSUAUsageError.invalidConfiguration("the account has no registrar")
+        }
+        if let push, push != configuration.push {
+            configuration.push = push
+            try modifyAccount(account, configuration)
+        } else {
+            runtime.bridge.accountRecords.setWantsRegistration(account, true)
+            try Native.setRegistration(slot, renew: true)
+        }
+    }
+
+    /// Removes an account. A registered account is unregistered first and the outcome
+    /// awaited, at most for `deadline`; then the account is deleted (`pjsua_acc_del`).
+    /// - Parameter deadline: how long to wait for the registrar to confirm the unregistration.
+    /// - Returns: how the unregistration ended: ``RegistrationOutcome/unregistered`` or
+    ///   ``RegistrationOutcome/failed(statusCode:reason:)``; `nil` when the account was not
+    ///   registered or the registrar did not answer within `deadline`.
+    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle (also when the
+    ///   account was removed while this call waited).
+    @discardableResult
+    public func removeAccount(_ account: Account, deadline: Duration = .seconds(5)) async throws -> RegistrationOutcome? {
+        let runtime = try runtime()
+        var slot = try liveSlot(account)
+        runtime.bridge.accountRecords.setWantsRegistration(account, false)
+        var outcome: RegistrationOutcome?
+        if try Native.accountInfo(account).isRegistered {
+            let hub = runtime.bridge.hub
+            let events = hub.subscribe()
+            let result = Mutex<RegistrationOutcome?>(nil)
+            if (try? Native.setRegistration(slot, renew: false)) != nil {
+                await Self.waitUntil(deadline: deadline, events: events) { event in
+                    guard case .registrationState(account, let ended, _, _, _)? = event, !ended.isRegistered else {
+                        return false
+                    }
+                    result.withLock { $0 = ended }
+                    return true
+                }
+            }
+            outcome = result.withLock { $0 }
+            // Another caller may have removed it, or the engine shut down, meanwhile.
+            slot = try liveSlot(account)
+        }
+        runtime.bridge.accountRecords.remove(account)
         try Native.removeAccount(Account(slot: slot, generation: account.generation))
+        return outcome
     }
 }

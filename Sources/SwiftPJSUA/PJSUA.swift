@@ -180,7 +180,7 @@ public actor PJSUA {
             }
             let remaining = max(.milliseconds(200), deadline - (clock.now - start))
             await Self.waitUntil(deadline: remaining, events: stream) { event in
-                if case .registrationState(let account, false, _, _, _) = event { pending.remove(account) }
+                if case .registrationState(let account, let outcome, _, _, _) = event, !outcome.isRegistered { pending.remove(account) }
                 return pending.isEmpty
             }
         }
@@ -208,7 +208,7 @@ public actor PJSUA {
 
     /// Waits until `condition` holds, checking it first with `nil` and then with each event,
     /// or until the deadline. The condition runs off the engine thread: it must not touch pjsua.
-    private static func waitUntil(
+    static func waitUntil(
         deadline: Duration, events: AsyncStream<PJSUAEvent>, _ condition: @escaping @Sendable (PJSUAEvent?) -> Bool
     ) async {
         if condition(nil) { return }

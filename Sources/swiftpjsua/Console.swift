@@ -19,8 +19,8 @@ final class EventPrinter: Sendable {
     func event(_ event: PJSUAEvent, names: [Call: String] = [:]) {
         func name(_ call: Call) -> String { names[call].map { "\($0) (\(call))" } ?? "\(call)" }
         switch event {
-        case .registrationState(let account, let active, let code, let reason, let expiration):
-            line("registration \(account) \(active ? "registered" : "not registered") \(code) \(reason) expires=\(expiration.components.seconds)s")
+        case .registrationState(let account, let outcome, let code, let reason, _):
+            line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
         case .incomingCall(_, let call, let sipCallID, let from, let video):
             line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")")
         case .callState(let call, let state, _, let status, let reason):
@@ -76,8 +76,9 @@ final class SignalShutdown {
 }
 
 func configuration(options: Options, port: UInt16) throws(UsageError) -> Configuration {
+    let account = try AccountOptions(options)
     var config = Configuration(
-        transports: [TransportConfiguration(type: .udp, bindAddress: options.string("bind") ?? "127.0.0.1", port: port)],
+        transports: [account.transportConfiguration(bind: options.string("bind") ?? "127.0.0.1", port: port)],
         userAgent: "swiftpjsua")
     if let level = try options.int("log-level", in: 0...6) {
         config.logLevel = level

@@ -17,7 +17,13 @@ enum Dial {
         let signals = SignalShutdown(engine: engine)
         let events = engine.events
         try await engine.start(configuration(options: options, port: UInt16(port)))
-        let account = try await engine.addLocalAccount()
+        let (account, usable) = try await setUpAccount(
+            engine: engine, options: AccountOptions(options), events: events, printer: printer)
+        guard usable else {
+            await engine.shutdown()
+            out("registration failed")
+            return 1
+        }
         let call: Call
         do {
             call = try await engine.makeCall(to: uri, from: account)

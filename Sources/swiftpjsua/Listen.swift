@@ -17,9 +17,15 @@ enum Listen {
         let signals = SignalShutdown(engine: engine)
         let events = engine.events
         try await engine.start(configuration(options: options, port: UInt16(port)))
-        _ = try await engine.addLocalAccount()
         if let transport = try await engine.transports().first {
-            printer.line("listening on udp \(transport.host):\(transport.port)")
+            printer.line("listening on \(transport.type.rawValue) \(transport.host):\(transport.port)")
+        }
+        let (_, usable) = try await setUpAccount(
+            engine: engine, options: AccountOptions(options), events: events, printer: printer)
+        guard usable else {
+            await engine.shutdown()
+            out("registration failed")
+            return 1
         }
         var attached: Set<Call> = []
         var callCount = 0

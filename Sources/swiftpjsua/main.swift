@@ -4,6 +4,7 @@ import SwiftPJSUA
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let common: Set<String> = ["log-level", "bind"]
+let withAccount = common.union(AccountOptions.names)
 
 func fail(_ error: UsageError) -> Never {
     FileHandle.standardError.write(Data("swiftpjsua: \(error.message)\n\n\(usage)\n".utf8))
@@ -19,10 +20,12 @@ do {
         status = try await Demo.run(Options(rest, valued: common))
     case "listen":
         status = try await Listen.run(Options(
-            rest, valued: common.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])))
+            rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])))
     case "call":
         status = try await Dial.run(Options(
-            rest, valued: common.union(["port", "play", "record", "hangup-after"])))
+            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"])))
+    case "register":
+        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once"]))
     case "help", "--help", "-h":
         out(usage)
         status = 0

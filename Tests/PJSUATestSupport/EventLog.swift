@@ -131,13 +131,19 @@ extension PJSUAEvent {
     }
 
     /// Whether this is a registration event of `account` (any account when `nil`),
-    /// optionally only an active (`true`) or inactive (`false`) one.
+    /// optionally only one that leaves it registered (`true`) or not (`false`).
     public func isRegistration(of account: Account? = nil, active: Bool? = nil) -> Bool {
-        if case .registrationState(let a, let isActive, _, _, _) = self,
-           account == nil || a == account, active == nil || isActive == active {
+        if case .registrationState(let a, let outcome, _, _, _) = self,
+           account == nil || a == account, active == nil || outcome.isRegistered == active {
             return true
         }
         return false
+    }
+
+    /// The outcome of a registration event of `account`.
+    public func registrationOutcome(of account: Account) -> RegistrationOutcome? {
+        if case .registrationState(account, let outcome, _, _, _) = self { return outcome }
+        return nil
     }
 
     /// The call of an `incomingCall` event.

@@ -61,6 +61,48 @@ public enum FreePort {
         return bound ? UInt16(bigEndian: address.sin_port) : 0
     }
 
+    /// A port on 127.0.0.1 that is free for both UDP and TCP right now (for a peer that
+    /// listens on both with one number).
+    public static func tcpAndUDP() -> UInt16 {
+        for _ in 0..<50 {
+            let port = udp()
+            if port != 0, canBind(port, type: SOCK_STREAM) { return port }
+        }
+        return udp()
+    }
+
+    /// A UDP port on [::1] that nothing is bound to right now.
+    public static func udp6() -> UInt16 {
+        let fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        return bound ? UInt16(bigEndian: address.sin6_port) : 0
+    }
+
+    private static func canBind(_ port: UInt16, type: __socket_type) -> Bool {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
     /// Whether a UDP port on 127.0.0.1 is bound by some process.
     public static func isUDPBound(_ port: UInt16) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)

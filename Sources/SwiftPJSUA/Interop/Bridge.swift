@@ -9,6 +9,8 @@ final class EngineBridge: Sendable {
     let executor: EngineExecutor
     let logHandler: (any PJSUALogHandler)?
     let media = Mutex(MediaPlan())
+    /// What the engine keeps per account: configuration, wanted registration, retries.
+    let accountRecords = AccountRecords()
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
 

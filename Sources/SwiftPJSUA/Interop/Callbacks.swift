@@ -64,18 +64,29 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
         code = Int(param.pointee.code)
         reason = PJ.string(param.pointee.reason)
         expiration = Int(param.pointee.expiration)
-        if code == 0, param.pointee.status != cpj_success() {
-            // No response: pjsip reports a transport or timeout status instead.
+        if param.pointee.status != cpj_success(), code == 0 || code / 100 == 2 {
+            // No response: pjsip reports a transport, TLS or timeout status instead.
             code = Int(cpj_sip_code_from_status(param.pointee.status))
-            if code == 0 { code = 408 }
+            if code == 0 || code / 100 == 2 { code = 408 }
             reason = PJ.describe(param.pointee.status)
         }
     }
     if let regInfo { renew = regInfo.pointee.renew != 0 }
-    let active = renew && (200..<300).contains(code) && expiration > 0
+    let outcome: RegistrationOutcome =
+        if code / 100 != 2 {
+            .failed(statusCode: code, reason: reason)
+        } else if renew && expiration > 0 {
+            .registered(expiration: .seconds(expiration))
+        } else {
+            .unregistered
+        }
+    let account = Handles.account(accountSlot)
+    if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
+        bridge.accountRecords.scheduleAfterAuthenticationFailure(account)
+    }
     bridge.hub.emit(.registrationState(
-        account: Handles.account(accountSlot), active: active, statusCode: code, reason: reason,
-        expiration: .seconds(active ? expiration : 0)))
+        account: account, outcome: outcome, statusCode: code, reason: reason,
+        expiration: outcome.isRegistered ? .seconds(expiration) : .zero))
 }
 
 func onLog(_ level: Int32, _ data: UnsafePointer<CChar>?, _ length: Int32) {

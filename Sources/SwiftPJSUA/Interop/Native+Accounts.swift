@@ -19,10 +19,7 @@ extension Native {
         let info = try transportInfo(transport)
         let host = info.host.contains(":") ? "[\(info.host)]" : info.host
         var uri = "<sip:\(host):\(info.port)"
-        switch info.type {
-        case .tcp, .tcp6: uri += ";transport=tcp"
-        case .udp, .udp6: break
-        }
+        if info.type.isReliable { uri += ";transport=\(info.type.uriParameter)" }
         uri += ">"
         let scope = StringScope()
         var config = pjsua_acc_config()
@@ -60,6 +57,30 @@ extension Native {
     static func addAccount(
         _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
     ) throws(PJSUAError) -> Account {
+        var slot = pjsua_acc_id(cpj_invalid_id())
+        try withAccountConfig(account, rtpPorts: rtpPorts, rtpAddress: rtpAddress) { config throws(PJSUAError) in
+            try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
+        }
+        return Handles.account(slot)
+    }
+
+    /// Replaces an account's configuration. Wraps `pjsua_acc_modify`, which re-registers
+    /// when the registration settings changed.
+    static func modifyAccount(
+        _ slot: pjsua_acc_id, _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
+    ) throws(PJSUAError) {
+        try withAccountConfig(account, rtpPorts: rtpPorts, rtpAddress: rtpAddress) { config throws(PJSUAError) in
+            try PJ.check(pjsua_acc_modify(slot, &config), "pjsua_acc_modify")
+            if account.isDefault { try PJ.check(pjsua_acc_set_default(slot), "pjsua_acc_set_default") }
+        }
+    }
+
+    /// Fills a `pjsua_acc_config` from `account` and hands it to `body`; the strings and the
+    /// header pool live until `body` returns.
+    private static func withAccountConfig(
+        _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?,
+        _ body: (inout pjsua_acc_config) throws(PJSUAError) -> Void
+    ) throws(PJSUAError) {
         let scope = StringScope()
         var config = pjsua_acc_config()
         pjsua_acc_config_default(&config)
@@ -86,9 +107,18 @@ extension Native {
         }
         if let transport = account.transport { config.transport_id = transport.id }
         config.reg_timeout = UInt32(account.registrationExpiry.components.seconds)
+        // Retry at the configured interval, the first retry too, with the configured spread.
         config.reg_retry_interval = UInt32(account.retryInterval.components.seconds)
+        config.reg_first_retry_interval = config.reg_retry_interval
+        config.reg_retry_random_interval = UInt32(account.retryJitter.components.seconds)
         config.register_on_acc_add = account.registersOnAdd ? 1 : 0
         if !account.contactParameters.isEmpty { config.contact_params = scope.pj(account.contactParameters) }
+        if let push = account.push {
+            switch push.scope {
+            case .registerOnly: config.reg_contact_uri_params = scope.pj(push.uriParameters)
+            case .allRequests: config.contact_uri_params = scope.pj(push.uriParameters)
+            }
+        }
         applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
@@ -100,9 +130,7 @@ extension Native {
             }
         }
         defer { if let pool { pj_pool_release(pool) } }
-        var slot = pjsua_acc_id(cpj_invalid_id())
-        try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
-        return Handles.account(slot)
+        try body(&config)
     }
 
     static func accountInfo(_ account: Account) throws(PJSUAError) -> AccountInfo {
@@ -114,7 +142,8 @@ extension Native {
             account: account, identity: PJ.string(info.acc_uri), isDefault: info.is_default != 0,
             hasRegistration: info.has_registration != 0, isRegistered: registered,
             statusCode: code, reason: PJ.string(info.status_text),
-            expiresIn: registered ? .seconds(Int64(info.expires)) : .zero)
+            expiresIn: registered ? .seconds(Int64(info.expires)) : .zero,
+            isOnline: info.online_status != 0)
     }
 
     static func accounts() -> [Account] {

@@ -60,6 +60,7 @@ enum Native {
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
+            applyTimers(configuration.timers)
 
             var transports: [Transport] = []
             for transport in configuration.transports {
@@ -69,6 +70,9 @@ enum Native {
                 if let address = transport.bindAddress {
                     tcfg.bound_addr = scope.pj(address)
                     tcfg.public_addr = scope.pj(address)
+                }
+                if transport.type == .tls || transport.type == .tls6 {
+                    applyTLS(transport.tls, to: &tcfg.tls_setting, scope: scope)
                 }
                 var id = pjsua_transport_id(cpj_invalid_id())
                 try PJ.check(pjsua_transport_create(transport.type.native, &tcfg, &id), "pjsua_transport_create")
@@ -86,6 +90,26 @@ enum Native {
             destroy()
             throw error
         }
+    }
+
+    /// Sets pjsip's process-wide transaction timers (`pjsip_cfg()->tsx`).
+    static func applyTimers(_ timers: SIPTimers) {
+        guard let settings = pjsip_cfg() else { return }
+        settings.pointee.tsx.t1 = UInt32(timers.t1.milliseconds)
+        settings.pointee.tsx.t2 = UInt32(timers.t2.milliseconds)
+        settings.pointee.tsx.t4 = UInt32(timers.t4.milliseconds)
+        settings.pointee.tsx.td = UInt32(timers.transactionTimeout.milliseconds)
+    }
+
+    static func applyTLS(_ tls: TLSConfiguration, to setting: inout pjsip_tls_setting, scope: StringScope) {
+        let caFile = tls.caFile
+            ?? (FileManager.default.fileExists(atPath: TLSConfiguration.systemCAFile) ? TLSConfiguration.systemCAFile : nil)
+        if let caFile { setting.ca_list_file = scope.pj(caFile) }
+        if let certificate = tls.certificateFile { setting.cert_file = scope.pj(certificate) }
+        if let key = tls.privateKeyFile { setting.privkey_file = scope.pj(key) }
+        setting.verify_server = tls.verifiesServer ? 1 : 0
+        setting.verify_client = tls.verifiesClient ? 1 : 0
+        setting.require_client_cert = tls.verifiesClient ? 1 : 0
     }
 
     /// Destroys pjsua: hangs up what is left, closes transports and the sound device.
@@ -143,6 +167,8 @@ extension TransportType {
         case .tcp: PJSIP_TRANSPORT_TCP
         case .udp6: PJSIP_TRANSPORT_UDP6
         case .tcp6: PJSIP_TRANSPORT_TCP6
+        case .tls: PJSIP_TRANSPORT_TLS
+        case .tls6: PJSIP_TRANSPORT_TLS6
         }
     }
 
@@ -151,6 +177,8 @@ extension TransportType {
         case PJSIP_TRANSPORT_TCP: self = .tcp
         case PJSIP_TRANSPORT_UDP6: self = .udp6
         case PJSIP_TRANSPORT_TCP6: self = .tcp6
+        case PJSIP_TRANSPORT_TLS: self = .tls
+        case PJSIP_TRANSPORT_TLS6: self = .tls6
         default: self = .udp
         }
     }
@@ -204,6 +232,11 @@ extension MediaType {
 }
 
 extension Duration {
+    /// Whole milliseconds, rounded down, at least 0.
+    var milliseconds: Int64 {
+        max(0, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
+    }
+
     init(_ value: pj_time_val) {
         self = .seconds(Int64(value.sec)) + .milliseconds(Int64(value.msec))
     }

@@ -1,0 +1,115 @@
+import Foundation
+import SwiftPJSUA
+
+/// The account options shared by `register`, `call` and `listen`:
+/// `--registrar URI --id URI --username U --password-env VAR [--realm R] [--proxy URI|none]
+/// [--transport udp|tcp|tls] [--ca-file PEM] [--expires S] [--retry S]`.
+struct AccountOptions {
+    static let names: Set<String> = [
+        "registrar", "id", "username", "password-env", "realm", "proxy", "transport", "ca-file", "expires", "retry",
+    ]
+
+    var registrar: String?
+    var identity: String?
+    var username: String?
+    var password: String?
+    var realm: String
+    var proxy: String?
+    var transport: TransportType
+    var caFile: String?
+    var expires: Duration?
+    var retry: Duration?
+
+    /// Whether an account with a registrar was asked for (otherwise a local account is used).
+    var registers: Bool { registrar != nil }
+
+    init(_ options: Options) throws(UsageError) {
+        registrar = options.string("registrar")
+        identity = options.string("id")
+        username = options.string("username")
+        realm = options.string("realm") ?? "*"
+        caFile = options.string("ca-file")
+        expires = try options.seconds("expires")
+        retry = try options.seconds("retry")
+        switch options.string("transport") ?? "udp" {
+        case "udp": transport = .udp
+        case "tcp": transport = .tcp
+        case "tls": transport = .tls
+        case let other: throw UsageError(message: "--transport must be udp, tcp or tls, not \(other)")
+        }
+        if let variable = options.string("password-env") {
+            guard let value = ProcessInfo.processInfo.environment[variable] else {
+                throw UsageError(message: "--password-env: environment variable \(variable) is not set")
+            }
+            password = value
+        }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw UsageError(message: "--ca-file: cannot read \(caFile)")
+        }
+        if registrar != nil || identity != nil || username != nil || password != nil {
+            guard registrar != nil, identity != nil else {
+                throw UsageError(message: "an account needs both --registrar and --id")
+            }
+            guard (username == nil) == (password == nil) else {
+                throw UsageError(message: "--username and --password-env go together")
+            }
+        }
+        // Requests follow the registrar unless told otherwise: it is usually the proxy too.
+        switch options.string("proxy") {
+        case "none": proxy = nil
+        case let uri?: proxy = uri
+        case nil: proxy = registrar.map { SIPAddress.addingLooseRouting(to: $0) }
+        }
+    }
+
+    /// The engine's transport for these options.
+    func transportConfiguration(bind: String, port: UInt16) -> TransportConfiguration {
+        TransportConfiguration(type: transport, bindAddress: bind, port: port, tls: TLSConfiguration(caFile: caFile))
+    }
+
+    /// The account to add, when one with a registrar was asked for.
+    func accountConfiguration(transport: Transport?) -> AccountConfiguration? {
+        guard let registrar, let identity else { return nil }
+        var configuration = AccountConfiguration(identity: identity, registrar: registrar, transport: transport)
+        if let username, let password {
+            configuration.credentials = [.password(password, username: username, realm: realm)]
+        }
+        if let proxy { configuration.outboundProxies = [proxy] }
+        if let expires { configuration.registrationExpiry = max(.seconds(1), expires) }
+        if let retry { configuration.retryInterval = retry }
+        return configuration
+    }
+}
+
+extension SIPAddress {
+    /// `uri` with the `lr` parameter (RFC 3261 loose routing), for use as an outbound proxy.
+    static func addingLooseRouting(to uri: String) -> String {
+        uri.lowercased().contains(";lr") ? uri : uri + ";lr"
+    }
+}
+
+/// Adds the account the options ask for and, when it registers, waits for the first
+/// registration outcome, printing events as they come.
+/// - Returns: the account, and whether it is usable (registered, or local).
+func setUpAccount(
+    engine: PJSUA, options: AccountOptions, events: AsyncStream<PJSUAEvent>, printer: EventPrinter
+) async throws -> (Account, Bool) {
+    let transport = try await engine.transports().first?.transport
+    guard let configuration = options.accountConfiguration(transport: transport) else {
+        return (try await engine.addLocalAccount(), true)
+    }
+    let account: Account
+    do {
+        account = try await engine.addAccount(configuration)
+    } catch let error as PJSUAUsageError {
+        throw UsageError(message: error.description)
+    }
+    printer.line("registering \(configuration.identity) with \(configuration.registrar ?? "")")
+    for await event in events {
+        printer.event(event)
+        if case .registrationState(account, let outcome, _, _, _) = event {
+            return (account, outcome.isRegistered)
+        }
+    }
+    return (account, false)
+}

@@ -1,0 +1,230 @@
+import Foundation
+
+/// A Kamailio registrar and proxy on loopback, running `Tests/Peers/kamailio.cfg`: digest
+/// authentication against fixed test passwords, an in-memory location table, and proxying
+/// of requests between registered users.
+public final class Kamailio: Sendable {
+    /// The test users and their passwords, as `kamailio.cfg` knows them.
+    public static let passwords = ["alice": "alice-Secret-7431", "bob": "bob-Secret-2286", "carol": "carol-Secret-5519"]
+
+    /// TLS files for Kamailio's tls module.
+    public struct TLSFiles: Sendable {
+        public var certificate: URL
+        public var privateKey: URL
+
+        public init(certificate: URL, privateKey: URL) {
+            self.certificate = certificate
+            self.privateKey = privateKey
+        }
+    }
+
+    /// The UDP and TCP port (the same number) on 127.0.0.1.
+    public let port: UInt16
+    /// The TLS port on 127.0.0.1, when started with TLS.
+    public let tlsPort: UInt16?
+    /// The UDP port on [::1], when started with IPv6.
+    public let ipv6Port: UInt16?
+    private let folder: TemporaryFolder
+    private let process: PeerProcess
+
+    /// `sip:127.0.0.1:port`, the registrar's URI over UDP.
+    public var uri: String { "sip:127.0.0.1:\(port)" }
+
+    /// The address-of-record of a test user at this registrar, e.g. `sip:alice@127.0.0.1:5060`.
+    public func aor(_ user: String) -> String { "sip:\(user)@127.0.0.1:\(port)" }
+
+    private init(port: UInt16, tlsPort: UInt16?, ipv6Port: UInt16?, folder: TemporaryFolder, process: PeerProcess) {
+        self.port = port
+        self.tlsPort = tlsPort
+        self.ipv6Port = ipv6Port
+        self.folder = folder
+        self.process = process
+    }
+
+    /// Starts Kamailio and waits until it answers an OPTIONS probe.
+    /// - Parameters:
+    ///   - port: the UDP/TCP port; a free one when `nil` (give the old one to restart).
+    ///   - tls: certificate and key for a TLS listener on another free port.
+    ///   - ipv6: also listen on UDP `[::1]`.
+    public static func start(
+        folder: TemporaryFolder, port: UInt16? = nil, tls: TLSFiles? = nil, ipv6: Bool = false,
+        name: String = "kamailio"
+    ) async throws -> Kamailio {
+        let port = port ?? FreePort.tcpAndUDP()
+        let runDirectory = folder.file("\(name)-run")
+        try FileManager.default.createDirectory(at: runDirectory, withIntermediateDirectories: true)
+        var arguments = [
+            "-DD", "-E", "-f", Repository.root.appendingPathComponent("Tests/Peers/kamailio.cfg").path,
+            "-w", runDirectory.path, "-Y", runDirectory.path, "-P", runDirectory.appendingPathComponent("pid").path,
+            "-l", "udp:127.0.0.1:\(port)", "-l", "tcp:127.0.0.1:\(port)",
+        ]
+        var tlsPort: UInt16?
+        if let tls {
+            let chosen = FreePort.tcpAndUDP()
+            tlsPort = chosen
+            let config = folder.file("\(name)-tls.cfg")
+            try """
+                [server:default]
+                method = TLSv1.2+
+                verify_certificate = no
+                require_certificate = no
+                certificate = \(tls.certificate.path)
+                private_key = \(tls.privateKey.path)
+
+                [client:default]
+                verify_certificate = no
+                require_certificate = no
+                """.write(to: config, atomically: true, encoding: .utf8)
+            arguments += ["-A", "WITH_TLS", "-A", "TLS_CONFIG=\"\(config.path)\"", "-l", "tls:127.0.0.1:\(chosen)"]
+        }
+        var ipv6Port: UInt16?
+        if ipv6 {
+            let chosen = FreePort.udp6()
+            ipv6Port = chosen
+            arguments += ["-l", "udp:[::1]:\(chosen)"]
+        }
+        let process = try PeerProcess(name, executable: "/usr/sbin/kamailio", arguments: arguments, folder: folder)
+        let kamailio = Kamailio(port: port, tlsPort: tlsPort, ipv6Port: ipv6Port, folder: folder, process: process)
+        try await kamailio.waitUntilAnswering()
+        return kamailio
+    }
+
+    /// Sends OPTIONS probes every 50 ms until one gets a 200 (at most 15 s).
+    private func waitUntilAnswering() async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        var attempt = 0
+        while ContinuousClock.now < deadline {
+            if process.exitStatus != nil { break }
+            attempt += 1
+            if SIPProbe.options(host: "127.0.0.1", port: port, attempt: attempt, timeout: .milliseconds(50)) == 200 {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.stop()
+        throw TimedOut(what: "Kamailio to answer OPTIONS on \(port)", seen: [process.output])
+    }
+
+    /// Ends Kamailio's whole process group.
+    public func stop() { process.stop() }
+
+    /// One request Kamailio received.
+    public struct Request: Sendable, Hashable {
+        /// The method, e.g. `REGISTER`.
+        public var method: String
+        /// The From user.
+        public var user: String
+        /// `udp`, `tcp` or `tls`.
+        public var transport: String
+        /// The source address and port, e.g. `127.0.0.1:40000` or `::1:40000`.
+        public var source: String
+        /// The Contact header's value (`<null>` when there is none).
+        public var contact: String
+    }
+
+    /// Every request received so far, in order, from the `RX …` lines `kamailio.cfg` logs.
+    public var receivedRequests: [Request] {
+        process.output.split(whereSeparator: \.isNewline).compactMap { line in
+            guard let range = line.range(of: "RX ") else { return nil }
+            let fields = line[range.upperBound...].split(separator: " ")
+            guard fields.count >= 3 else { return nil }
+            func value(_ key: String) -> String {
+                fields.first { $0.hasPrefix("\(key)=") }.map { String($0.dropFirst(key.count + 1)) } ?? ""
+            }
+            let contact = line.range(of: " contact=").map { String(line[$0.upperBound...]) } ?? ""
+            return Request(
+                method: String(fields[0]), user: value("user"), transport: value("proto"), source: value("src"),
+                contact: contact)
+        }
+    }
+
+    /// Everything Kamailio printed, for failure messages.
+    public var output: String { process.output }
+
+    deinit { process.stop() }
+}
+
+/// A one-shot SIP OPTIONS probe over UDP.
+enum SIPProbe {
+    /// Sends OPTIONS to `host:port` and returns the status code of the response, or `nil`
+    /// when nothing came within `timeout`.
+    static func options(host: String, port: UInt16, attempt: Int, timeout: Duration) -> Int? {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { return nil }
+        let localPort = UInt16(bigEndian: local.sin_port)
+        let message = [
+            "OPTIONS sip:\(host):\(port) SIP/2.0",
+            "Via: SIP/2.0/UDP 127.0.0.1:\(localPort);branch=z9hG4bK-probe-\(localPort)-\(attempt)",
+            "Max-Forwards: 70",
+            "From: <sip:probe@127.0.0.1:\(localPort)>;tag=probe\(attempt)",
+            "To: <sip:\(host):\(port)>",
+            "Call-ID: probe-\(localPort)-\(attempt)@127.0.0.1",
+            "CSeq: 1 OPTIONS",
+            "Content-Length: 0", "", "",
+        ].joined(separator: "\r\n")
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_addr.s_addr = inet_addr(host)
+        remote.sin_port = port.bigEndian
+        let sent = message.utf8CString.withUnsafeBufferPointer { bytes in
+            withUnsafePointer(to: &remote) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes.baseAddress, bytes.count - 1, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        guard sent > 0 else { return nil }
+        var wait = timeval(tv_sec: 0, tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let received = recv(fd, &buffer, buffer.count, 0)
+        guard received > 12 else { return nil }
+        let statusLine = String(decoding: buffer[0..<received], as: UTF8.self).prefix { $0 != "\r" }
+        let parts = statusLine.split(separator: " ")
+        return parts.count >= 2 ? Int(parts[1]) : nil
+    }
+}
+
+/// A throwaway certificate authority and a server certificate it signed, made with
+/// `openssl` for one test.
+public struct TestCertificates: Sendable {
+    /// The CA's certificate (PEM): trust this to accept the server.
+    public let caCertificate: URL
+    /// The server's certificate (PEM), for `127.0.0.1` and `localhost`.
+    public let serverCertificate: URL
+    /// The server's private key (PEM).
+    public let serverKey: URL
+
+    /// Makes a CA and a server certificate with subjectAltName `IP:127.0.0.1, DNS:localhost`.
+    public static func make(in folder: TemporaryFolder) async throws -> TestCertificates {
+        let ca = folder.file("ca.pem"), caKey = folder.file("ca-key.pem")
+        let server = folder.file("server.pem"), serverKey = folder.file("server-key.pem")
+        let request = folder.file("server.csr"), extensions = folder.file("server.ext")
+        try "subjectAltName = IP:127.0.0.1, DNS:localhost\nextendedKeyUsage = serverAuth\n"
+            .write(to: extensions, atomically: true, encoding: .utf8)
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=swift-pjsua test CA",
+             "-keyout", caKey.path, "-out", ca.path],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", serverKey.path,
+             "-out", request.path],
+            ["x509", "-req", "-in", request.path, "-CA", ca.path, "-CAkey", caKey.path, "-CAcreateserial",
+             "-days", "2", "-extfile", extensions.path, "-out", server.path],
+        ]
+        for (index, step) in steps.enumerated() {
+            let process = try PeerProcess(
+                "openssl-\(index)", executable: "/usr/bin/openssl", arguments: step, folder: folder)
+            let status = try await process.waitForExit(timeout: .seconds(30))
+            guard status == 0 else { throw TimedOut(what: "openssl \(step[0]) to succeed", seen: [process.output]) }
+        }
+        return TestCertificates(caCertificate: ca, serverCertificate: server, serverKey: serverKey)
+    }
+}
