@@ -66,9 +66,10 @@ public struct PJSUAEngine: CallEngine {
         try await engine.deactivateAudioDevice()
     }
 
-    /// Calls `PJSUA.setRegistration(_:renew:)` with `renew: true` (a fresh REGISTER).
+    /// Calls `PJSUA.reRegister(_:updatingPush:)`: a fresh REGISTER with the account's current
+    /// push parameters.
     public func reRegister(_ account: Account) async throws {
-        try await engine.setRegistration(account, renew: true)
+        try await engine.reRegister(account)
     }
 
     /// Not offered by the engine yet: throws ``CallActionError/unsupported``.
