@@ -135,4 +135,20 @@ static inline pj_status_t cpj_schedule_timer(void (*cb)(void *user_data), void *
     return pjsua_schedule_timer2(cb, user_data, msec_delay);
 }
 
+/* ---- Call features: message data headers, DTMF constants. ---- */
+
+/* Adds "name: value" to a pjsua_msg_data's header list; pj_list_push_back may be a macro.
+ * pjsip_generic_string_hdr_create copies both strings into the pool. */
+static inline pj_bool_t cpj_msg_data_add_header(pjsua_msg_data *data, pj_pool_t *pool, pj_str_t name, pj_str_t value) {
+    pjsip_generic_string_hdr *hdr = pjsip_generic_string_hdr_create(pool, &name, &value);
+    if (hdr == NULL) return PJ_FALSE;
+    pj_list_push_back(&data->hdr_list, hdr);
+    return PJ_TRUE;
+}
+
+/* An enum constant used as a bit in an unsigned flags field: spell it as unsigned. */
+static inline unsigned cpj_dtmf_flag_is_end(void) { return PJMEDIA_STREAM_DTMF_IS_END; }
+/* PJSUA_UNKNOWN_DTMF_DURATION is a cast expression macro. */
+static inline unsigned cpj_dtmf_unknown_duration(void) { return PJSUA_UNKNOWN_DTMF_DURATION; }
+
 #endif

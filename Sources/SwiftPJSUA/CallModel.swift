@@ -208,3 +208,63 @@ public struct StreamStatistics: Sendable, Hashable {
     /// The last round-trip time measured by RTCP; zero before the first report.
     public var roundTripTime: Duration
 }
+
+/// How DTMF digits travel (`pjsua_dtmf_method`).
+public enum DTMFMethod: String, Sendable, Hashable, CaseIterable {
+    /// RFC 4733 telephone-event packets in the RTP stream (pjsua's "RFC 2833").
+    case rfc4733
+    /// SIP INFO requests with an `application/dtmf-relay` body (`Signal=` and `Duration=`).
+    case sipInfo
+}
+
+extension SIPHeader {
+    /// Parses `Name: value` as a received header prints; `nil` when there is no colon or the
+    /// name is empty. Whitespace around the name and value is trimmed.
+    public init?(parsing line: String) {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let name = line[..<colon].trimmingWhitespace()
+        guard !name.isEmpty else { return nil }
+        self.init(name: name, value: line[line.index(after: colon)...].trimmingWhitespace())
+    }
+}
+
+extension Array where Element == SIPHeader {
+    /// The value of the first header called `name` (case-insensitive), if any.
+    public func value(of name: String) -> String? {
+        first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// A REFER received on one of our calls (`on_call_transfer_request2`): the far end asks us
+/// to call `target`.
+public struct TransferRequest: Sendable, Hashable {
+    /// The call the REFER arrived on.
+    public var call: Call
+    /// The Refer-To URI (it may carry a `Replaces` parameter for an attended transfer).
+    public var target: String
+}
+
+/// What the engine answers to an incoming REFER.
+public enum TransferDecision: Sendable, Hashable {
+    /// Answer 202 Accepted and call the target; progress goes back to the referrer in NOTIFYs.
+    case accept
+    /// Answer with a final error response (400–699, for example 403 or 603).
+    case reject(statusCode: Int)
+}
+
+/// One codec the media endpoint offers (`pjsua_codec_info`).
+public struct CodecInfo: Sendable, Hashable {
+    /// pjmedia's codec id, `name/clock-rate/channels`, for example `PCMU/8000/1` or `opus/48000/2`.
+    public var id: String
+    /// The priority, 0–255: higher is offered first; 0 means disabled (never offered).
+    public var priority: Int
+
+    /// Creates a codec entry.
+    public init(id: String, priority: Int) {
+        self.id = id
+        self.priority = priority
+    }
+
+    /// Whether the codec is offered in SDP.
+    public var isEnabled: Bool { priority > 0 }
+}

@@ -71,6 +71,11 @@ public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The call is in a state where the operation is not allowed (for example answering
     /// a call that is already confirmed).
     case invalidCallState(Call, CallState)
+    /// A custom header has an empty or non-token name, or a value with a line break or
+    /// control character (which would let it inject other headers). Holds `Name: value`.
+    case invalidHeader(String)
+    /// The DTMF string is empty or holds a character other than `0`–`9`, `*`, `#`, `A`–`D`.
+    case invalidDTMFDigits(String)
 
     public var description: String {
         switch self {
@@ -85,6 +90,8 @@ public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible 
         case .invalidStatusCode(let code): "SIP status code \(code) is not allowed here"
         case .invalidConfiguration(let text): "invalid configuration: \(text)"
         case .invalidCallState(let call, let state): "call \(call) is \(state)"
+        case .invalidHeader(let header): "not a valid SIP header: \(header)"
+        case .invalidDTMFDigits(let digits): "not valid DTMF digits: \(digits)"
         }
     }
 }

@@ -111,7 +111,7 @@ final class EventHub: Sendable {
                     } else {
                         state.liveCalls[call] = sipCallID
                     }
-                } else if case .incomingCall(_, _, let sipCallID, _, _) = event {
+                } else if case .incomingCall(_, _, let sipCallID, _, _, _) = event {
                     state.liveCalls[call] = sipCallID
                 } else if state.liveCalls[call] == nil {
                     state.liveCalls[call] = ""

@@ -18,7 +18,10 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// - `sipCallID`: the INVITE's Call-ID header, exactly as received.
     /// - `from`: the From header's display-name (unescaped) and URI.
     /// - `offeredVideo`: the offer contained a video stream.
-    case incomingCall(account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool)
+    /// - `headers`: every header of the INVITE in order, as name/value pairs (X- headers,
+    ///   P-Asserted-Identity…); look one up with `headers.value(of:)`.
+    case incomingCall(
+        account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool, headers: [SIPHeader])
 
     /// The call's INVITE session changed state (`on_call_state`). A call reports
     /// ``CallState/disconnected`` exactly once, as its last state event.
@@ -31,13 +34,37 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// remote-hold audio stream to the conference bridge.
     case callMediaState(call: Call, media: [MediaStream])
 
+    /// A DTMF digit arrived (`on_dtmf_event`), reported once when it ends, whichever way
+    /// it came.
+    /// - `digit`: `0`–`9`, `*`, `#` or `A`–`D`.
+    /// - `method`: RFC 4733 telephone-event or SIP INFO.
+    /// - `duration`: how long the digit lasted, as the sender reported it; `nil` when unknown.
+    case dtmf(call: Call, digit: Character, method: DTMFMethod, duration: Duration?)
+
+    /// Progress of a transfer we asked for (`on_call_transfer_status`): first the REFER's
+    /// fate, then the status line of each NOTIFY's `message/sipfrag` body.
+    /// - `statusCode`: 100–699. pjsua reports a REFER accepted with 202 as `100 Accepted`, and
+    ///   a REFER rejected with its error response (for example 403, final); then the
+    ///   transfer target's status as the far end reports it (100 Trying … 200 OK).
+    /// - `isFinal`: no more progress follows. A final code below 300 means the transfer
+    ///   succeeded; a final code from 300 up means it failed and the call stays as it was.
+    case transferStatus(call: Call, statusCode: Int, reason: String, isFinal: Bool)
+
+    /// A REFER arrived on `call` (`on_call_transfer_request2`) and was answered `statusCode`:
+    /// 202 when accepted (the engine then calls `target` as a new call), an error code when
+    /// the transfer handler rejected it.
+    case transferRequest(call: Call, target: String, statusCode: Int)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
         case .registrationState: nil
-        case .incomingCall(_, let call, _, _, _): call
+        case .incomingCall(_, let call, _, _, _, _): call
         case .callState(let call, _, _, _, _): call
         case .callMediaState(let call, _): call
+        case .dtmf(let call, _, _, _): call
+        case .transferStatus(let call, _, _, _): call
+        case .transferRequest(let call, _, _): call
         }
     }
 }

@@ -125,8 +125,9 @@ extension PJSUA {
     /// A snapshot of an account's state. Wraps `pjsua_acc_get_info`.
     /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle.
     public func accountInfo(_ account: Account) throws -> AccountInfo {
+        let runtime = try runtime()
         _ = try liveSlot(account)
-        return try Native.accountInfo(account)
+        return try Native.accountInfo(account, lastOutcome: runtime.bridge.accountRecords.lastOutcome(of: account))
     }
 
     /// Every account, in pjsua's order. Wraps `pjsua_enum_accs`.
@@ -186,7 +187,7 @@ extension PJSUA {
         var slot = try liveSlot(account)
         runtime.bridge.accountRecords.setWantsRegistration(account, false)
         var outcome: RegistrationOutcome?
-        if try Native.accountInfo(account).isRegistered {
+        if try accountInfo(account).isRegistered {
             let hub = runtime.bridge.hub
             let events = hub.subscribe()
             let result = Mutex<RegistrationOutcome?>(nil)

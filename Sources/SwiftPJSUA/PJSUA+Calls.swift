@@ -8,44 +8,69 @@ extension PJSUA {
     /// - Parameters:
     ///   - uri: the target SIP or SIPS URI, for example `sip:bob@example.com`.
     ///   - account: the account the call is made from.
+    ///   - headers: extra headers for the INVITE, for example `X-Campaign: 7`.
     /// - Returns: the call's handle.
     /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when `uri` does not parse;
-    ///   ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAError`` with code
-    ///   ``PJSUAError/Code/tooMany`` at the call limit, or another pjsua failure.
-    public func makeCall(to uri: String, from account: Account) throws -> Call {
+    ///   ``PJSUAUsageError/invalidHeader(_:)``; ``PJSUAUsageError/unknownAccount(_:)``;
+    ///   ``PJSUAError`` with code ``PJSUAError/Code/tooMany`` at the configured call limit
+    ///   (``Configuration/maxCalls``), or another pjsua failure.
+    public func makeCall(to uri: String, from account: Account, headers: [SIPHeader] = []) throws -> Call {
         let accountSlot = try liveSlot(account)
         guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
-        return try Native.makeCall(to: uri, from: accountSlot)
+        try Self.validateHeaders(headers)
+        return try Native.makeCall(to: uri, from: accountSlot, headers: headers)
+    }
+
+    /// Throws for a header whose name is not an RFC 3261 token or whose value could break
+    /// out of its line.
+    static func validateHeaders(_ headers: [SIPHeader]) throws(PJSUAUsageError) {
+        let token = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.!%*_+`'~")
+        for header in headers {
+            guard !header.name.isEmpty, header.name.allSatisfy(token.contains),
+                  !header.value.containsLineBreakOrControl
+            else { throw .invalidHeader("\(header.name): \(header.value)") }
+        }
     }
 
     /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.
     ///
     /// 180 rings, 183 answers with session progress (early media, SDP included), 200 accepts,
     /// 3xx–6xx reject. Wraps `pjsua_call_answer2`.
+    /// - Parameters:
+    ///   - call: an unanswered incoming call.
+    ///   - statusCode: the SIP status to send, 100–699.
+    ///   - headers: extra headers for the response.
     /// - Throws: ``PJSUAUsageError/invalidStatusCode(_:)`` outside 100–699;
+    ///   ``PJSUAUsageError/invalidHeader(_:)``;
     ///   ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)`` when
     ///   the call is not an unanswered incoming call; ``PJSUAError`` when pjsua refuses.
-    public func answer(_ call: Call, statusCode: Int = 200) throws {
+    public func answer(_ call: Call, statusCode: Int = 200, headers: [SIPHeader] = []) throws {
         guard (100...699).contains(statusCode) else { throw PJSUAUsageError.invalidStatusCode(statusCode) }
+        try Self.validateHeaders(headers)
         let slot = try liveSlot(call)
         if let info = Native.readCallInfo(slot, call: call),
            info.info.role != .callee || ![.incoming, .early].contains(info.state) {
             throw PJSUAUsageError.invalidCallState(call, info.state)
         }
-        try Native.answer(slot, statusCode: statusCode)
+        try Native.answer(slot, statusCode: statusCode, headers: headers)
     }
 
     /// Ends a call: CANCEL before an answer, a final response to an unanswered incoming
     /// call, BYE once established. Wraps `pjsua_call_hangup`.
-    /// - Parameter statusCode: for an unanswered incoming call, the final response
-    ///   (300–699); `nil` lets pjsua choose (603 for incoming, otherwise the BYE/CANCEL).
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidStatusCode(_:)``.
-    public func hangup(_ call: Call, statusCode: Int? = nil) throws {
+    /// - Parameters:
+    ///   - call: the call to end.
+    ///   - statusCode: for an unanswered incoming call, the final response (300–699); `nil`
+    ///     lets pjsua choose (603 for incoming, otherwise the BYE/CANCEL).
+    ///   - headers: extra headers for the BYE, CANCEL or final response.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidStatusCode(_:)``;
+    ///   ``PJSUAUsageError/invalidHeader(_:)``.
+    public func hangup(_ call: Call, statusCode: Int? = nil, headers: [SIPHeader] = []) throws {
         if let statusCode, !(300...699).contains(statusCode) {
             throw PJSUAUsageError.invalidStatusCode(statusCode)
         }
+        try Self.validateHeaders(headers)
         let slot = try liveSlot(call)
-        try Native.hangup(slot, statusCode: statusCode ?? 0)
+        try Native.hangup(slot, statusCode: statusCode ?? 0, headers: headers)
     }
 
     /// Ends every call. Wraps `pjsua_call_hangup_all`.
@@ -70,7 +95,9 @@ extension PJSUA {
     }
 
     /// RTP/RTCP counters of one of a call's media streams. Wraps `pjsua_call_get_stream_stat`.
-    /// - Parameter mediaIndex: the stream's index in the SDP (0 for the usual single audio).
+    /// - Parameters:
+    ///   - call: a call with media.
+    ///   - mediaIndex: the stream's index in the SDP (0 for the usual single audio).
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the stream has no
     ///   statistics (no such index, or media not set up).
     public func streamStatistics(_ call: Call, mediaIndex: Int = 0) throws -> StreamStatistics {

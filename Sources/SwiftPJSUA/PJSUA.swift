@@ -171,7 +171,7 @@ public actor PJSUA {
             Native.hangupAll()
             await Self.waitUntil(deadline: deadline, events: stream) { _ in hub.liveCalls.isEmpty }
         }
-        let registered = Native.registeredAccounts()
+        let registered = Native.registeredAccounts(records: runtime.bridge.accountRecords)
         if !registered.isEmpty {
             let pending = RegistrationSet(registered)
             let stream = hub.subscribe()

@@ -72,23 +72,33 @@ public struct PJSUAEngine: CallEngine {
         try await engine.reRegister(account)
     }
 
-    /// Not offered by the engine yet: throws ``CallActionError/unsupported``.
+    /// Calls `PJSUA.setHold(_:)` (a re-INVITE offering `sendonly`) or `PJSUA.resume(_:)`
+    /// (`sendrecv`); the media state event that shows it follows.
     public func setHold(_ call: Call, _ onHold: Bool) async throws {
-        throw CallActionError.unsupported
+        if onHold {
+            try await engine.setHold(call)
+        } else {
+            try await engine.resume(call)
+        }
     }
 
-    /// Not offered by the engine yet: throws ``CallActionError/unsupported``.
+    /// Calls `PJSUA.setMuted(_:_:)`: the far end hears silence while muted.
     public func setMuted(_ call: Call, _ muted: Bool) async throws {
-        throw CallActionError.unsupported
+        try await engine.setMuted(call, muted)
     }
 
-    /// Not offered by the engine yet: throws ``CallActionError/unsupported``.
+    /// Calls `PJSUA.sendDTMF(_:digits:method:duration:)` with RFC 4733 telephone-events.
     public func sendDTMF(_ call: Call, digits: String) async throws {
-        throw CallActionError.unsupported
+        try await engine.sendDTMF(call, digits: digits, method: .rfc4733)
     }
 
-    /// Not offered by the engine yet: throws ``CallActionError/unsupported``.
+    /// Calls `PJSUA.joinConference(_:)` with both calls, or `PJSUA.leaveConference(_:)` for
+    /// `call` (which leaves every link it has).
     public func setConferenced(_ call: Call, with other: Call, _ joined: Bool) async throws {
-        throw CallActionError.unsupported
+        if joined {
+            try await engine.joinConference([call, other])
+        } else {
+            try await engine.leaveConference(call)
+        }
     }
 }

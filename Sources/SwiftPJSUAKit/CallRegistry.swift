@@ -8,8 +8,9 @@ import SwiftPJSUA
 /// expiry of push-only entries and removes entries when calls end.
 ///
 /// Matching an INVITE to an entry: first by the exact Call-ID (byte for byte, no trimming or
-/// case folding); else by the oldest push-only entry that has no Call-ID and whose account
-/// hint is the INVITE's account's hint (or which has no hint); else the INVITE is a new call.
+/// case folding); else by the server's UUID, when the INVITE carries one and a push-only entry
+/// has it; else by the oldest push-only entry that has no Call-ID and whose account hint is
+/// the INVITE's account's hint (or which has no hint); else the INVITE is a new call.
 public struct CallRegistry: Sendable {
     /// One logical call.
     public struct Entry: Sendable, Hashable, Identifiable {
@@ -106,15 +107,20 @@ public struct CallRegistry: Sendable {
     ///   - sipCallID: the INVITE's Call-ID, exactly as received.
     ///   - from: the From header.
     ///   - hasVideo: whether the offer has video.
-    ///   - newID: the UUID to give the call if it is new; `nil` derives it from the Call-ID
-    ///     (``CallIdentity``). The router passes the UUID a PushKit adapter already claimed.
+    ///   - serverUUID: the call's UUID as the server put it in the INVITE (a header), if any.
+    ///   - newID: the UUID to give the call if it is new; `nil` resolves it with
+    ///     ``CallIdentity`` from `serverUUID` and the Call-ID. The router passes the UUID a
+    ///     PushKit adapter already claimed.
     /// - Returns: the arrival.
     public mutating func recordInvite(
         call: Call, account: Account, accountHint: String?, sipCallID: String, from: SIPAddress, hasVideo: Bool,
-        newID: UUID? = nil
+        serverUUID: UUID? = nil, newID: UUID? = nil
     ) -> Arrival {
+        let byServerUUID = serverUUID.flatMap { entries[$0] }.flatMap { candidate in
+            candidate.isPushOnly && (candidate.sipCallID == nil || candidate.sipCallID == sipCallID) ? candidate : nil
+        }
         let reconciled =
-            entry(sipCallID: sipCallID)
+            entry(sipCallID: sipCallID) ?? byServerUUID
             ?? all.first { candidate in
                 candidate.isPushOnly && candidate.sipCallID == nil
                     && (candidate.accountHint == nil || candidate.accountHint == accountHint)
@@ -131,7 +137,7 @@ public struct CallRegistry: Sendable {
         }
         // A fresh call, or a second INVITE with a Call-ID already in use (a retransmission
         // pjsip did not absorb, or a misbehaving peer): a UUID of its own, random if taken.
-        var id = newID ?? CallIdentity.uuid(sipCallID: sipCallID)
+        var id = newID ?? CallIdentity.uuid(serverUUID: serverUUID, sipCallID: sipCallID)
         if entries[id] != nil { id = UUID() }
         let created = Entry(
             id: id, isOutgoing: false, sipCallID: sipCallID, call: call, account: account,

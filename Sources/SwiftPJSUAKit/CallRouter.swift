@@ -75,6 +75,9 @@ public actor CallRouter {
     private let clock: any Clock<Duration>
     /// How long a push waits for its INVITE before the call is reported ended as unanswered.
     public let pushTimeToLive: Duration
+    /// The INVITE header in which the server may put the call's UUID (the same UUID as in
+    /// the push's `uuid`), or `nil` to ignore headers.
+    public let callUUIDHeader: String?
 
     private var registry = CallRegistry()
     /// Call-ID → UUID of live calls, of pushes claimed by ``claimCallUUID(for:)`` and, for
@@ -95,14 +98,18 @@ public actor CallRouter {
     ///   - provider: the call UI.
     ///   - clock: the clock that times push expiry; inject a manual clock in tests.
     ///   - pushTimeToLive: how long a push waits for its INVITE (30 s by default).
+    ///   - callUUIDHeader: the INVITE header carrying the server's UUID for the call
+    ///     (`X-Call-UUID` by default), so a push without a Call-ID matches its INVITE exactly;
+    ///     `nil` ignores headers.
     public init(
         engine: any CallEngine, provider: any CallProvider, clock: any Clock<Duration> = ContinuousClock(),
-        pushTimeToLive: Duration = .seconds(30)
+        pushTimeToLive: Duration = .seconds(30), callUUIDHeader: String? = "X-Call-UUID"
     ) {
         self.engine = engine
         self.provider = provider
         self.clock = clock
         self.pushTimeToLive = pushTimeToLive
+        self.callUUIDHeader = callUUIDHeader
     }
 
     /// The calls known now, oldest first.
@@ -190,19 +197,25 @@ public actor CallRouter {
     /// - Parameter event: the event.
     public func handle(_ event: PJSUAEvent) async {
         switch event {
-        case .incomingCall(let account, let call, let sipCallID, let from, let video):
-            await handleInvite(account: account, call: call, sipCallID: sipCallID, from: from, hasVideo: video)
+        case .incomingCall(let account, let call, let sipCallID, let from, let video, let headers):
+            let serverUUID = callUUIDHeader.flatMap { headers.value(of: $0) }.flatMap {
+                UUID(uuidString: $0.trimmingCharacters(in: .whitespaces))
+            }
+            await handleInvite(
+                account: account, call: call, sipCallID: sipCallID, from: from, hasVideo: video, serverUUID: serverUUID)
         case .callState, .callMediaState:
             handleCallEvent(event)
-        case .registrationState:
+        case .registrationState, .dtmf, .transferStatus, .transferRequest:
             break
         }
     }
 
-    private func handleInvite(account: Account, call: Call, sipCallID: String, from: SIPAddress, hasVideo: Bool) async {
+    private func handleInvite(
+        account: Account, call: Call, sipCallID: String, from: SIPAddress, hasVideo: Bool, serverUUID: UUID?
+    ) async {
         let arrival = registry.recordInvite(
             call: call, account: account, accountHint: hints[account], sipCallID: sipCallID, from: from,
-            hasVideo: hasVideo, newID: claimedID(for: sipCallID))
+            hasVideo: hasVideo, serverUUID: serverUUID, newID: claimedID(for: sipCallID))
         let entry = arrival.entry
         noteLive(entry)
         guard !arrival.isNew, var track = tracks[entry.id] else {
@@ -313,7 +326,7 @@ public actor CallRouter {
                     provider.fulfill(action)
                 }
             }
-        case .incomingCall, .registrationState:
+        case .incomingCall, .registrationState, .dtmf, .transferStatus, .transferRequest:
             break
         }
     }

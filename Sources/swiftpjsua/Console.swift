@@ -21,13 +21,20 @@ final class EventPrinter: Sendable {
         switch event {
         case .registrationState(let account, let outcome, let code, let reason, _):
             line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
-        case .incomingCall(_, let call, let sipCallID, let from, let video):
+        case .incomingCall(_, let call, let sipCallID, let from, let video, _):
             line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")")
         case .callState(let call, let state, _, let status, let reason):
             line("state \(name(call)) \(state.description.uppercased())\(status > 0 ? " \(status) \(reason)" : "")")
         case .callMediaState(let call, let media):
             let streams = media.map { "\($0.type.rawValue) \($0.status.rawValue) \($0.direction.rawValue)" }
             line("media \(name(call)) \(streams.joined(separator: ", "))")
+        case .dtmf(let call, let digit, let method, let duration):
+            let ms = duration.map { " \($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)ms" } ?? ""
+            line("dtmf \(name(call)) \(digit) \(method.rawValue)\(ms)")
+        case .transferStatus(let call, let code, let reason, let isFinal):
+            line("transfer \(name(call)) \(code) \(reason)\(isFinal ? " final" : "")")
+        case .transferRequest(let call, let target, let code):
+            line("transfer-request \(name(call)) to \(target) answered \(code)")
         }
     }
 }

@@ -45,7 +45,7 @@ enum Demo {
         for await event in events {
             printer.event(event, names: names)
             switch event {
-            case .incomingCall(_, let call, _, _, _):
+            case .incomingCall(_, let call, _, _, _, _):
                 callee = call
                 names[call] = "callee"
                 try await engine.answer(call, statusCode: 200)

@@ -12,6 +12,7 @@ enum Dial {
         let play = options.string("play")
         let record = options.string("record")
         try requireReadable(play)
+        let features = try CallFeatures(options)
         let printer = EventPrinter()
         let engine = PJSUA()
         let signals = SignalShutdown(engine: engine)
@@ -26,7 +27,7 @@ enum Dial {
         }
         let call: Call
         do {
-            call = try await engine.makeCall(to: uri, from: account)
+            call = try await engine.makeCall(to: uri, from: account, headers: features.headers)
         } catch let error as PJSUAUsageError {
             throw UsageError(message: error.description)
         }
@@ -44,6 +45,7 @@ enum Dial {
                 if let record { try await engine.record(call, to: record) }
             case .callState(_, .confirmed, _, _, _):
                 confirmed = true
+                features.start(on: call, engine: engine, printer: printer)
                 if let hangupAfter {
                     Task {
                         try await Task.sleep(for: hangupAfter)

@@ -12,6 +12,7 @@ enum Listen {
         let play = options.string("play")
         let record = options.string("record")
         try requireReadable(play)
+        let features = try CallFeatures(options)
         let printer = EventPrinter()
         let engine = PJSUA()
         let signals = SignalShutdown(engine: engine)
@@ -32,10 +33,10 @@ enum Listen {
         for await event in events {
             printer.event(event)
             switch event {
-            case .incomingCall(_, let call, _, _, _):
+            case .incomingCall(_, let call, _, _, _, _):
                 callCount += 1
                 do {
-                    try await engine.answer(call, statusCode: answerCode)
+                    try await engine.answer(call, statusCode: answerCode, headers: features.headers)
                     printer.line("answered \(call) with \(answerCode)")
                 } catch {
                     printer.line("answer \(call) failed: \(error)")
@@ -46,6 +47,8 @@ enum Listen {
                         try? await engine.hangup(call)
                     }
                 }
+            case .callState(let call, .confirmed, _, _, _):
+                features.start(on: call, engine: engine, printer: printer)
             case .callMediaState(let call, let media) where media.contains(where: \.isFlowingAudio):
                 guard !attached.contains(call) else { break }
                 attached.insert(call)

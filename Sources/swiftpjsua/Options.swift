@@ -8,6 +8,8 @@ struct UsageError: Error {
 /// Parsed `--name value` options and positional arguments.
 struct Options {
     private(set) var values: [String: String] = [:]
+    /// Every value of each valued option, in order, for options that may repeat (`--header`).
+    private(set) var repeated: [String: [String]] = [:]
     private(set) var flags: Set<String> = []
     private(set) var positionals: [String] = []
 
@@ -31,6 +33,7 @@ struct Options {
                         index += 1
                         values[name] = arguments[index]
                     }
+                    repeated[name, default: []].append(values[name] ?? "")
                 } else if allowedFlags.contains(name), inline == nil {
                     flags.insert(name)
                 } else {
@@ -44,6 +47,9 @@ struct Options {
     }
 
     func string(_ name: String) -> String? { values[name] }
+
+    /// All values given for an option that may repeat, in order.
+    func strings(_ name: String) -> [String] { repeated[name] ?? [] }
 
     func int(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = values[name] else { return nil }
@@ -70,9 +76,18 @@ let usage = """
                                    leg, record the other, report whether the tone arrived
       listen --port P              auto-answer incoming calls, one line per event
              [--bind ADDR] [--answer-code C] [--play F.wav] [--record F.wav]
-             [--hangup-after S] [--max-calls N]
+             [--hangup-after S] [--max-calls N] [call features]
       call URI                     place a call; exit 0 when it was confirmed and ended
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
+           [call features]
+
+    call features (for call and listen; each confirmed call):
+      --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);
+                                   repeat for more headers
+      --dtmf DIGITS                send DIGITS (0-9 * # A-D) by RFC 4733 once confirmed
+      --transfer-to URI            blind-transfer the call (REFER) once confirmed
+      --hold-after S               put the call on hold S seconds after it is confirmed
+    DTMF received, hold and resume (media lines) and transfer progress are printed.
 
       help                         this text
 

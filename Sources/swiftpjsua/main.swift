@@ -20,10 +20,11 @@ do {
         status = try await Demo.run(Options(rest, valued: common))
     case "listen":
         status = try await Listen.run(Options(
-            rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])))
+            rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls"])
+                .union(CallFeatures.optionNames)))
     case "call":
         status = try await Dial.run(Options(
-            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"])))
+            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)))
     case "register":
         status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once"]))
     case "help", "--help", "-h":

@@ -148,7 +148,7 @@ extension PJSUAEvent {
 
     /// The call of an `incomingCall` event.
     public var incomingCall: Call? {
-        if case .incomingCall(_, let call, _, _, _) = self { return call }
+        if case .incomingCall(_, let call, _, _, _, _) = self { return call }
         return nil
     }
 

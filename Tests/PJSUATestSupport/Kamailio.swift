@@ -118,6 +118,8 @@ public final class Kamailio: Sendable {
         public var transport: String
         /// The source address and port, e.g. `127.0.0.1:40000` or `::1:40000`.
         public var source: String
+        /// The Expires header's value (`<null>` when there is none).
+        public var expires: String
         /// The Contact header's value (`<null>` when there is none).
         public var contact: String
     }
@@ -134,7 +136,7 @@ public final class Kamailio: Sendable {
             let contact = line.range(of: " contact=").map { String(line[$0.upperBound...]) } ?? ""
             return Request(
                 method: String(fields[0]), user: value("user"), transport: value("proto"), source: value("src"),
-                contact: contact)
+                expires: value("expires"), contact: contact)
         }
     }
 

@@ -131,20 +131,26 @@ public final class PeerProcess: Sendable {
 
     /// Launches `executable` with `arguments` in its own process group.
     public init(
-        _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300
+        _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300,
+        environment: [String: String] = [:]
     ) throws {
         self.name = name
         outputFile = folder.file("\(name).out")
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: outputFile)
         let process = Process()
-        // setsid gives the peer its own process group, so stop() ends its children too;
-        // timeout bounds its life even if the test process dies without stopping it.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = ["/usr/bin/timeout", "--kill-after=5", String(lifetimeSeconds), executable] + arguments
+        // timeout puts itself in a new process group (it calls setpgid) whose id is its pid,
+        // so stop() reaches the peer and its children; it also bounds the peer's life if the
+        // test process dies without stopping it. (setsid forked when its caller already led
+        // a group, leaving stop() signalling an exited pid while the peer ran on.)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = ["--kill-after=5", String(lifetimeSeconds), executable] + arguments
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let (_, continuation) = (exited.stream, exited.continuation)
         let exitBox = exit
         process.terminationHandler = { process in
@@ -194,6 +200,18 @@ public final class PeerProcess: Sendable {
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning { kill(group, SIGKILL) }
         process.waitUntilExit()
+    }
+
+    /// Waits until the process has printed `text` (checking its output every 20 ms).
+    /// - Throws: ``TimedOut`` when it exits or `timeout` passes first.
+    public func waitForOutput(containing text: String, timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !output.contains(text) {
+            guard ContinuousClock.now < deadline, exitStatus == nil else {
+                throw TimedOut(what: "\(name) to print \"\(text)\"", seen: [output])
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Everything the process printed so far.

@@ -27,8 +27,9 @@ struct CallRouterTests {
         )
     }
 
-    func invite(_ call: Call, _ callID: String) -> PJSUAEvent {
-        .incomingCall(account: account, call: call, sipCallID: callID, from: alice, offeredVideo: false)
+    func invite(_ call: Call, _ callID: String, headers: [SIPHeader] = []) -> PJSUAEvent {
+        .incomingCall(
+            account: account, call: call, sipCallID: callID, from: alice, offeredVideo: false, headers: headers)
     }
 
     func state(_ call: Call, _ state: CallState, _ callID: String, _ status: Int = 200) -> PJSUAEvent {
@@ -186,6 +187,19 @@ struct CallRouterTests {
         await router.handle(invite(call, "whatever-the-server-chose@h"))
         #expect(provider.reportedCalls == [id])
         #expect(await router.calls.first?.sipCallID == "whatever-the-server-chose@h")
+    }
+
+    @Test("A push without a Call-ID but with the server's UUID matches the INVITE carrying that UUID")
+    func serverUUIDHeader() async throws {
+        let server = UUID()
+        let other = UUID()
+        _ = try await router.handlePush(push(nil, uuid: other))
+        #expect(try await router.handlePush(push(nil, uuid: server)) == .reportedNewCall(server))
+        let call = Call(slot: 0, generation: 10)
+        // Not the oldest push for the account: the header names the second one.
+        await router.handle(invite(call, "c1@h", headers: [SIPHeader(name: "X-Call-UUID", value: server.uuidString)]))
+        #expect(await router.calls.first { $0.call == call }?.id == server)
+        #expect(provider.reportedCalls == [other, server])
     }
 
     @Test("Declined before the INVITE: fulfilled at once, the INVITE gets 603, nothing more is reported")

@@ -39,7 +39,7 @@ struct EngineTests {
             let sipp = try await Sipp.start(scenario: "uac", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let event = try await h.log.first("incoming call") { $0.incomingCall != nil }
-            guard case .incomingCall(let account, let call, let sipCallID, _, let video) = event else { return }
+            guard case .incomingCall(let account, let call, let sipCallID, _, let video, _) = event else { return }
             #expect(account == h.account)
             #expect(!video)
             try await h.engine.answer(call, statusCode: 200)
@@ -83,7 +83,7 @@ struct EngineTests {
                 scenario: "uac_display_name.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let event = try await h.log.first("incoming call") { $0.incomingCall != nil }
-            guard case .incomingCall(_, let call, _, let from, _) = event else { return }
+            guard case .incomingCall(_, let call, _, let from, _, _) = event else { return }
             #expect(from.displayName == "Zoë \"Z\" Tester 測試")
             #expect(from.uri == "sip:alice@example.com")
             let info = try await h.engine.callInfo(call)

@@ -332,7 +332,7 @@ extension EngineTests {
                 #expect(result.successfulCalls == 1, "\(result)")
                 #expect(sipp.sentInviteCallIDs == [callID])
                 let incoming = rig.h.log.events.compactMap { event -> String? in
-                    if case .incomingCall(_, _, let sipCallID, _, _) = event { sipCallID } else { nil }
+                    if case .incomingCall(_, _, let sipCallID, _, _, _) = event { sipCallID } else { nil }
                 }
                 #expect(incoming == [callID])
                 #expect(rig.provider.reportedCalls == [id])

@@ -16,6 +16,8 @@ final class AccountRecords: Sendable {
         /// The app wants the account registered (added with registration, or
         /// `setRegistration(renew: true)`), as opposed to unregistered or removed.
         var wanted: Bool
+        /// How the last REGISTER ended.
+        var lastOutcome: RegistrationOutcome?
     }
 
     private let policies = Mutex<[UInt64: Policy]>([:])
@@ -23,8 +25,19 @@ final class AccountRecords: Sendable {
     /// Records the account's configuration and whether it should be registered.
     func configure(_ account: Account, configuration: AccountConfiguration, wantsRegistration: Bool) {
         policies.withLock {
-            $0[account.generation] = Policy(account: account, configuration: configuration, wanted: wantsRegistration)
+            let last = $0[account.generation]?.lastOutcome
+            $0[account.generation] = Policy(
+                account: account, configuration: configuration, wanted: wantsRegistration, lastOutcome: last)
         }
+    }
+
+    /// Records how a REGISTER of the account ended (from the registration callback).
+    func record(_ outcome: RegistrationOutcome, of account: Account) {
+        policies.withLock { $0[account.generation]?.lastOutcome = outcome }
+    }
+
+    func lastOutcome(of account: Account) -> RegistrationOutcome? {
+        policies.withLock { $0[account.generation]?.lastOutcome }
     }
 
     func configuration(of account: Account) -> AccountConfiguration? {

@@ -11,6 +11,8 @@ final class EngineBridge: Sendable {
     let media = Mutex(MediaPlan())
     /// What the engine keeps per account: configuration, wanted registration, retries.
     let accountRecords = AccountRecords()
+    /// How incoming REFERs are answered; read by the transfer-request callback.
+    let transferHandler = Mutex<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
 
@@ -54,10 +56,25 @@ struct MediaPlan {
     /// Players and recorders to destroy when the call ends, by call generation.
     var players: [UInt64: [Player]] = [:]
     var recorders: [UInt64: [Recorder]] = [:]
+    /// Calls whose transmitted audio is muted (conference tx level 0), by generation.
+    var muted: Set<UInt64> = []
+    /// Conference links between calls: audio received on `from` is sent to `to`.
+    var callLinks: Set<CallLink> = []
+    /// Each call's audio conference slots as last reported, so a link can reach the other
+    /// call without taking that call's lock.
+    var conferenceSlots: [UInt64: [pjsua_conf_port_id]] = [:]
+
+    struct CallLink: Hashable {
+        var from: UInt64
+        var to: UInt64
+    }
 
     mutating func removeAll(for generation: UInt64) -> (players: [pjsua_player_id], recorders: [pjsua_recorder_id]) {
         sources[generation] = nil
         sinks[generation] = nil
+        muted.remove(generation)
+        conferenceSlots[generation] = nil
+        callLinks = callLinks.filter { $0.from != generation && $0.to != generation }
         let owned = ((players[generation] ?? []).map(\.id), (recorders[generation] ?? []).map(\.id))
         players[generation] = nil
         recorders[generation] = nil

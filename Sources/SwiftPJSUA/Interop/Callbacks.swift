@@ -38,7 +38,7 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
     }
     bridge.hub.emit(.incomingCall(
         account: Handles.account(accountSlot), call: call, sipCallID: info.sipCallID,
-        from: from, offeredVideo: info.remoteVideoCount > 0))
+        from: from, offeredVideo: info.remoteVideoCount > 0, headers: rdata.map(Native.headers(of:)) ?? []))
     // pjsua reports state changes only; the call's first state is reported here so that
     // a call's state events always start with INCOMING (or CALLING).
     bridge.hub.emit(.callState(
@@ -52,6 +52,48 @@ func onCallMediaState(_ slot: pjsua_call_id) {
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     Native.applyMediaLinks(bridge: bridge, call: call, info: info)
     bridge.hub.emit(.callMediaState(call: call, media: info.media))
+}
+
+/// Reports a digit once, when it ends: pjmedia reports an RFC 4733 event's start, updates and
+/// end (and drops repeated end packets); a SIP INFO digit arrives as one ended event.
+func onDTMFEvent(_ slot: pjsua_call_id, _ event: UnsafePointer<pjsua_dtmf_event>?) {
+    guard let bridge = EngineBridge.active(), let event else { return }
+    guard event.pointee.flags & cpj_dtmf_flag_is_end() != 0 else { return }
+    guard let scalar = Unicode.Scalar(event.pointee.digit) else { return }
+    let duration = event.pointee.duration
+    bridge.hub.emit(.dtmf(
+        call: Handles.call(slot), digit: Character(scalar),
+        method: event.pointee.method == PJSUA_DTMF_METHOD_SIP_INFO ? .sipInfo : .rfc4733,
+        duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration))))
+}
+
+func onTransferStatus(
+    _ slot: pjsua_call_id, _ code: Int32, _ text: UnsafePointer<pj_str_t>?, _ final: pj_bool_t,
+    _ proceed: UnsafeMutablePointer<pj_bool_t>?
+) {
+    guard let bridge = EngineBridge.active() else { return }
+    bridge.hub.emit(.transferStatus(
+        call: Handles.call(slot), statusCode: Int(code), reason: text.map { PJ.string($0.pointee) } ?? "",
+        isFinal: final != 0))
+}
+
+/// Asks the app's transfer handler (if any) whether to accept, and reports the answer.
+func onTransferRequest(
+    _ slot: pjsua_call_id, _ target: UnsafePointer<pj_str_t>?, _ code: UnsafeMutablePointer<pjsip_status_code>?,
+    _ setting: UnsafeMutablePointer<pjsua_call_setting>?
+) {
+    guard let bridge = EngineBridge.active(), let code else { return }
+    let call = Handles.call(slot)
+    let request = TransferRequest(call: call, target: target.map { PJ.string($0.pointee) } ?? "")
+    let handler = bridge.transferHandler.withLock { $0 }
+    if case .reject(let status) = handler?(request) ?? .accept {
+        code.pointee = pjsip_status_code(rawValue: UInt32(max(400, min(699, status))))
+    }
+    if let setting {
+        // The new call is audio only, like every call the engine makes.
+        setting.pointee.vid_cnt = 0
+    }
+    bridge.hub.emit(.transferRequest(call: call, target: request.target, statusCode: Int(code.pointee.rawValue)))
 }
 
 func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePointer<pjsua_reg_info>?) {
@@ -81,6 +123,7 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
             .unregistered
         }
     let account = Handles.account(accountSlot)
+    bridge.accountRecords.record(outcome, of: account)
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)
     }

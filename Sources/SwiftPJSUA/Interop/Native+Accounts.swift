@@ -59,9 +59,21 @@ extension Native {
     ) throws(PJSUAError) -> Account {
         var slot = pjsua_acc_id(cpj_invalid_id())
         try withAccountConfig(account, rtpPorts: rtpPorts, rtpAddress: rtpAddress) { config throws(PJSUAError) in
+            // pjsua_acc_add only logs a failure to start registering; register here instead,
+            // so that a registration that cannot even be sent fails the add.
+            config.register_on_acc_add = 0
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
-        return Handles.account(slot)
+        let handle = Handles.account(slot)
+        if account.registrar != nil && account.registersOnAdd {
+            do {
+                try setRegistration(slot, renew: true)
+            } catch {
+                _ = pjsua_acc_del(slot)
+                throw error
+            }
+        }
+        return handle
     }
 
     /// Replaces an account's configuration. Wraps `pjsua_acc_modify`, which re-registers
@@ -70,6 +82,8 @@ extension Native {
         _ slot: pjsua_acc_id, _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
     ) throws(PJSUAError) {
         try withAccountConfig(account, rtpPorts: rtpPorts, rtpAddress: rtpAddress) { config throws(PJSUAError) in
+            // The handle's generation lives in the configuration's user data: keep it.
+            config.user_data = pjsua_acc_get_user_data(slot)
             try PJ.check(pjsua_acc_modify(slot, &config), "pjsua_acc_modify")
             if account.isDefault { try PJ.check(pjsua_acc_set_default(slot), "pjsua_acc_set_default") }
         }
@@ -111,12 +125,18 @@ extension Native {
         config.reg_retry_interval = UInt32(account.retryInterval.components.seconds)
         config.reg_first_retry_interval = config.reg_retry_interval
         config.reg_retry_random_interval = UInt32(account.retryJitter.components.seconds)
-        config.register_on_acc_add = account.registersOnAdd ? 1 : 0
         if !account.contactParameters.isEmpty { config.contact_params = scope.pj(account.contactParameters) }
         if let push = account.push {
             switch push.scope {
-            case .registerOnly: config.reg_contact_uri_params = scope.pj(push.uriParameters)
-            case .allRequests: config.contact_uri_params = scope.pj(push.uriParameters)
+            case .registerOnly:
+                config.reg_contact_uri_params = scope.pj(push.uriParameters)
+                // pjsua 2.12 sizes the REGISTER Contact one byte short when it adds URI
+                // parameters and cuts off its closing '>' (update_regc_contact). One byte of
+                // linear white space after the header value gives it the room; SIP parsers
+                // ignore it.
+                config.reg_contact_params = scope.pj(" ")
+            case .allRequests:
+                config.contact_uri_params = scope.pj(push.uriParameters)
             }
         }
         applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
@@ -133,11 +153,14 @@ extension Native {
         try body(&config)
     }
 
-    static func accountInfo(_ account: Account) throws(PJSUAError) -> AccountInfo {
+    static func accountInfo(_ account: Account, lastOutcome: RegistrationOutcome?) throws(PJSUAError) -> AccountInfo {
         var info = pjsua_acc_info()
         try PJ.check(pjsua_acc_get_info(account.slot, &info), "pjsua_acc_get_info")
         let code = Int(info.status.rawValue)
+        // pjsua keeps the last status and lifetime after an unregistration: the outcome of
+        // the last REGISTER decides.
         let registered = info.has_registration != 0 && info.expires > 0 && code / 100 == 2
+            && lastOutcome?.isRegistered != false
         return AccountInfo(
             account: account, identity: PJ.string(info.acc_uri), isDefault: info.is_default != 0,
             hasRegistration: info.has_registration != 0, isRegistered: registered,

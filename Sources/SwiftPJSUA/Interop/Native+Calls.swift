@@ -8,7 +8,24 @@ extension Native {
         uri.withCString { pjsua_verify_sip_url($0) } == cpj_success()
     }
 
-    static func makeCall(to uri: String, from account: pjsua_acc_id) throws(PJSUAError) -> Call {
+    /// Runs `body` with a `pjsua_msg_data` carrying `headers` (or `nil` when there are none).
+    /// The headers live in a pool released afterwards; pjsua copies them into the request.
+    static func withMessageData<R>(
+        _ headers: [SIPHeader], _ body: (UnsafeMutablePointer<pjsua_msg_data>?) -> R
+    ) -> R {
+        guard !headers.isEmpty, let pool = pjsua_pool_create("hdrs", 512, 512) else { return body(nil) }
+        defer { pj_pool_release(pool) }
+        let data = UnsafeMutablePointer<pjsua_msg_data>.allocate(capacity: 1)
+        defer { data.deallocate() }
+        pjsua_msg_data_init(data)
+        let scope = StringScope()
+        for header in headers {
+            _ = cpj_msg_data_add_header(data, pool, scope.pj(header.name), scope.pj(header.value))
+        }
+        return body(data)
+    }
+
+    static func makeCall(to uri: String, from account: pjsua_acc_id, headers: [SIPHeader] = []) throws(PJSUAError) -> Call {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         setting.aud_cnt = 1
@@ -19,23 +36,86 @@ extension Native {
         // first callback for the call runs.
         let status = PJ.withPJString(uri) { target in
             var target = target
-            return pjsua_call_make_call(
-                account, &target, &setting, UnsafeMutableRawPointer(bitPattern: UInt(generation)), nil, &slot)
+            return withMessageData(headers) { data in
+                pjsua_call_make_call(
+                    account, &target, &setting, UnsafeMutableRawPointer(bitPattern: UInt(generation)), data, &slot)
+            }
         }
         try PJ.check(status, "pjsua_call_make_call")
         return Call(slot: slot, generation: generation)
     }
 
-    static func answer(_ slot: pjsua_call_id, statusCode: Int) throws(PJSUAError) {
+    static func answer(_ slot: pjsua_call_id, statusCode: Int, headers: [SIPHeader] = []) throws(PJSUAError) {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         setting.aud_cnt = 1
         setting.vid_cnt = 0
-        try PJ.check(pjsua_call_answer2(slot, &setting, UInt32(statusCode), nil, nil), "pjsua_call_answer2")
+        let status = withMessageData(headers) { pjsua_call_answer2(slot, &setting, UInt32(statusCode), nil, $0) }
+        try PJ.check(status, "pjsua_call_answer2")
     }
 
-    static func hangup(_ slot: pjsua_call_id, statusCode: Int) throws(PJSUAError) {
-        try PJ.check(pjsua_call_hangup(slot, UInt32(statusCode), nil, nil), "pjsua_call_hangup")
+    static func hangup(_ slot: pjsua_call_id, statusCode: Int, headers: [SIPHeader] = []) throws(PJSUAError) {
+        let status = withMessageData(headers) { pjsua_call_hangup(slot, UInt32(statusCode), nil, $0) }
+        try PJ.check(status, "pjsua_call_hangup")
+    }
+
+    // MARK: Hold, DTMF, transfer
+
+    /// Re-INVITE offering `sendonly`, or `inactive` when the far end already holds us.
+    static func hold(_ slot: pjsua_call_id) throws(PJSUAError) {
+        try PJ.check(pjsua_call_set_hold2(slot, 0, nil), "pjsua_call_set_hold2")
+    }
+
+    /// Re-INVITE offering `sendrecv` again.
+    static func resume(_ slot: pjsua_call_id) throws(PJSUAError) {
+        try PJ.check(pjsua_call_reinvite(slot, UInt32(PJSUA_CALL_UNHOLD.rawValue), nil), "pjsua_call_reinvite")
+    }
+
+    static func sendDTMF(_ slot: pjsua_call_id, digits: String, method: DTMFMethod, milliseconds: Int) throws(PJSUAError) {
+        var param = pjsua_call_send_dtmf_param()
+        pjsua_call_send_dtmf_param_default(&param)
+        param.method = method == .sipInfo ? PJSUA_DTMF_METHOD_SIP_INFO : PJSUA_DTMF_METHOD_RFC2833
+        param.duration = UInt32(milliseconds)
+        let status = PJ.withPJString(digits) { text in
+            param.digits = text
+            return pjsua_call_send_dtmf(slot, &param)
+        }
+        try PJ.check(status, "pjsua_call_send_dtmf")
+    }
+
+    static func transfer(_ slot: pjsua_call_id, to uri: String, headers: [SIPHeader]) throws(PJSUAError) {
+        let status = PJ.withPJString(uri) { target in
+            var target = target
+            return withMessageData(headers) { pjsua_call_xfer(slot, &target, $0) }
+        }
+        try PJ.check(status, "pjsua_call_xfer")
+    }
+
+    static func transfer(_ slot: pjsua_call_id, replacing other: pjsua_call_id, headers: [SIPHeader]) throws(PJSUAError) {
+        let status = withMessageData(headers) { pjsua_call_xfer_replaces(slot, other, 0, $0) }
+        try PJ.check(status, "pjsua_call_xfer_replaces")
+    }
+
+    /// The headers of a received message, in order, as pjsip prints them.
+    static func headers(of rdata: UnsafeMutablePointer<pjsip_rx_data>) -> [SIPHeader] {
+        guard let msg = cpj_rdata_msg(rdata) else { return [] }
+        var result: [SIPHeader] = []
+        var buffer = [CChar](repeating: 0, count: 4096)
+        var header = cpj_msg_first_header(msg)
+        while let current = header {
+            let length = buffer.withUnsafeMutableBufferPointer { buf -> Int in
+                guard let base = buf.baseAddress else { return -1 }
+                return Int(cpj_header_print(current, base, pj_size_t(buf.count)))
+            }
+            if length > 0 {
+                let line = buffer.withUnsafeBufferPointer { buf in
+                    String(decoding: UnsafeRawBufferPointer(buf).prefix(length), as: UTF8.self)
+                }
+                if let parsed = SIPHeader(parsing: line) { result.append(parsed) }
+            }
+            header = cpj_msg_next_header(msg, current)
+        }
+        return result
     }
 
     /// Reads `pjsua_call_info` into storage owned here and converts it at once.
@@ -49,11 +129,14 @@ extension Native {
         for index in 0..<info.media_cnt {
             guard let m = cpj_call_info_media(raw, index) else { continue }
             let type = MediaType(native: m.pointee.type)
-            let stream = MediaStream(
-                index: Int(m.pointee.index), type: type,
-                status: MediaStatus(native: m.pointee.status), direction: MediaDirection(native: m.pointee.dir))
+            var status = MediaStatus(native: m.pointee.status)
+            let direction = MediaDirection(native: m.pointee.dir)
+            // pjsua reports a stream the far end made `inactive` (RFC 3264 §8.4 hold) as
+            // active with no direction; it is a remote hold like `sendonly`.
+            if status == .active, direction == .none, m.pointee.type == PJMEDIA_TYPE_AUDIO { status = .remoteHold }
+            let stream = MediaStream(index: Int(m.pointee.index), type: type, status: status, direction: direction)
             media.append(stream)
-            if type == .audio, stream.status == .active || stream.status == .remoteHold {
+            if type == .audio, stream.status == .active || stream.status == .remoteHold || stream.status == .localHold {
                 let conf = cpj_call_media_conf_slot(m)
                 if conf != cpj_invalid_id() { slots.append(conf) }
             }

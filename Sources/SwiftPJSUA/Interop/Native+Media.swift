@@ -7,16 +7,64 @@ extension Native {
     /// both ways (as pjsua's own app does) and re-applies the players and recorders kept in
     /// the media plan. Idempotent: pjsua ignores a link that already exists.
     static func applyMediaLinks(bridge: EngineBridge, call: Call, info: NativeCallInfo) {
-        let (sources, sinks) = bridge.media.withLock {
-            ($0.sources[call.generation] ?? [], $0.sinks[call.generation] ?? [])
+        let generation = call.generation
+        let own = info.audioConferenceSlots
+        let (sources, sinks, muted, outgoing, incoming) = bridge.media.withLock { plan in
+            plan.conferenceSlots[generation] = own
+            let outgoing = plan.callLinks.filter { $0.from == generation }.flatMap { plan.conferenceSlots[$0.to] ?? [] }
+            let incoming = plan.callLinks.filter { $0.to == generation }.flatMap { plan.conferenceSlots[$0.from] ?? [] }
+            return (
+                plan.sources[generation] ?? [], plan.sinks[generation] ?? [], plan.muted.contains(generation),
+                outgoing, incoming
+            )
         }
-        for slot in info.audioConferenceSlots {
+        for slot in own {
             if bridge.linksSoundDevice {
                 pjsua_conf_connect(slot, 0)
                 pjsua_conf_connect(0, slot)
             }
             for source in sources { pjsua_conf_connect(source, slot) }
             for sink in sinks { pjsua_conf_connect(slot, sink) }
+            for other in outgoing { pjsua_conf_connect(slot, other) }
+            for other in incoming { pjsua_conf_connect(other, slot) }
+            // The level of what the bridge transmits to this port: 0 sends silence.
+            pjsua_conf_adjust_tx_level(slot, muted ? 0 : 1)
+        }
+    }
+
+    /// Mutes or unmutes what `call` transmits and keeps the choice across media changes.
+    static func setMuted(bridge: EngineBridge, call: Call, _ muted: Bool) {
+        bridge.media.withLock { plan in
+            if muted { plan.muted.insert(call.generation) } else { plan.muted.remove(call.generation) }
+        }
+        connectNow(bridge: bridge, call: call)
+    }
+
+    /// Links every pair of `calls` both ways (a local conference) and keeps the links.
+    static func join(bridge: EngineBridge, calls: [Call]) {
+        bridge.media.withLock { plan in
+            for a in calls {
+                for b in calls where a != b {
+                    plan.callLinks.insert(.init(from: a.generation, to: b.generation))
+                }
+            }
+        }
+        for call in calls { connectNow(bridge: bridge, call: call) }
+    }
+
+    /// Removes `call` from every conference link and disconnects its slots from the others'.
+    static func leave(bridge: EngineBridge, call: Call) {
+        let (own, others) = bridge.media.withLock { plan -> ([pjsua_conf_port_id], [pjsua_conf_port_id]) in
+            let involved = plan.callLinks.filter { $0.from == call.generation || $0.to == call.generation }
+            plan.callLinks.subtract(involved)
+            let peers = Set(involved.map { $0.from == call.generation ? $0.to : $0.from })
+            return (plan.conferenceSlots[call.generation] ?? [], peers.flatMap { plan.conferenceSlots[$0] ?? [] })
+        }
+        for slot in own {
+            for other in others {
+                pjsua_conf_disconnect(slot, other)
+                pjsua_conf_disconnect(other, slot)
+            }
         }
     }
 

@@ -42,6 +42,9 @@ enum Native {
             config.cb.on_incoming_call = { onIncomingCall($0, $1, $2) }
             config.cb.on_call_media_state = { onCallMediaState($0) }
             config.cb.on_reg_state2 = { onRegistrationState($0, $1) }
+            config.cb.on_dtmf_event = { onDTMFEvent($0, $1) }
+            config.cb.on_call_transfer_status = { onTransferStatus($0, $1, $2, $3, $4) }
+            config.cb.on_call_transfer_request2 = { onTransferRequest($0, $1, $2, $3) }
 
             var logging = pjsua_logging_config()
             pjsua_logging_config_default(&logging)
@@ -92,13 +95,18 @@ enum Native {
         }
     }
 
-    /// Sets pjsip's process-wide transaction timers (`pjsip_cfg()->tsx`).
+    /// Sets pjsip's process-wide transaction timers (`pjsip_cfg()->tsx` and the transaction
+    /// layer's copies, `pjsip_tsx_set_timers`); timer B/F (the timeout) is 64 × T1.
     static func applyTimers(_ timers: SIPTimers) {
-        guard let settings = pjsip_cfg() else { return }
-        settings.pointee.tsx.t1 = UInt32(timers.t1.milliseconds)
-        settings.pointee.tsx.t2 = UInt32(timers.t2.milliseconds)
-        settings.pointee.tsx.t4 = UInt32(timers.t4.milliseconds)
-        settings.pointee.tsx.td = UInt32(timers.transactionTimeout.milliseconds)
+        let t1 = UInt32(timers.t1.milliseconds), t2 = UInt32(timers.t2.milliseconds)
+        let t4 = UInt32(timers.t4.milliseconds), td = UInt32(timers.transactionTimeout.milliseconds)
+        if let settings = pjsip_cfg() {
+            settings.pointee.tsx.t1 = t1
+            settings.pointee.tsx.t2 = t2
+            settings.pointee.tsx.t4 = t4
+            settings.pointee.tsx.td = td
+        }
+        pjsip_tsx_set_timers(t1, t2, t4, td)
     }
 
     static func applyTLS(_ tls: TLSConfiguration, to setting: inout pjsip_tls_setting, scope: StringScope) {
@@ -121,8 +129,8 @@ enum Native {
     }
 
     /// Accounts with a live registration.
-    static func registeredAccounts() -> [Account] {
-        accounts().filter { (try? accountInfo($0).isRegistered) == true }
+    static func registeredAccounts(records: AccountRecords) -> [Account] {
+        accounts().filter { (try? accountInfo($0, lastOutcome: records.lastOutcome(of: $0)).isRegistered) == true }
     }
 
     /// Sends REGISTER with expires 0 for the account. Wraps `pjsua_acc_set_registration`.

@@ -1,0 +1,231 @@
+extension PJSUA {
+    // MARK: Hold, mute, DTMF
+
+    /// The slot of a confirmed call, or a typed error.
+    private func confirmedSlot(_ call: Call) throws -> Int32 {
+        let slot = try liveSlot(call)
+        guard let info = Native.readCallInfo(slot, call: call) else { throw PJSUAUsageError.unknownCall(call) }
+        guard info.state == .confirmed else { throw PJSUAUsageError.invalidCallState(call, info.state) }
+        return slot
+    }
+
+    /// Puts a call on hold (RFC 3264 §8.4, RFC 6337 §5.3): sends a re-INVITE offering
+    /// `a=sendonly`, or `a=inactive` when the far end already holds us. Holding a held call
+    /// offers the same again, never `sendrecv`.
+    ///
+    /// Returns when the re-INVITE is sent; the ``PJSUAEvent/callMediaState(call:media:)``
+    /// event with ``MediaStatus/localHold`` follows when the far end answers. While another
+    /// offer/answer exchange is still finishing (pjsua allows one INVITE transaction at a
+    /// time), waits up to 2 s for it. Wraps `pjsua_call_set_hold2`.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)``
+    ///   when the call is not confirmed; ``PJSUAError`` with ``PJSUAError/Code/invalidOperation``
+    ///   when an exchange is still pending after 2 s, or another pjsua failure.
+    public func setHold(_ call: Call) async throws {
+        try await afterPendingOffer(call) { try Native.hold($0) }
+    }
+
+    /// Takes a call off hold: sends a re-INVITE offering `a=sendrecv`, waiting up to 2 s for
+    /// an exchange still in progress like ``setHold(_:)``. Wraps `pjsua_call_reinvite` with
+    /// `PJSUA_CALL_UNHOLD`.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)``
+    ///   when the call is not confirmed; ``PJSUAError`` as for ``setHold(_:)``.
+    public func resume(_ call: Call) async throws {
+        try await afterPendingOffer(call) { try Native.resume($0) }
+    }
+
+    /// Runs `send` on the confirmed call's slot; while pjsua refuses because an INVITE
+    /// transaction is still open (no event marks its end), retries every 20 ms for up to
+    /// 2 s, re-checking the call after each wait.
+    private func afterPendingOffer(_ call: Call, _ send: (Int32) throws -> Void) async throws {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            let slot = try confirmedSlot(call)
+            do {
+                try send(slot)
+                return
+            } catch let error as PJSUAError where error.code == .invalidOperation && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// Mutes or unmutes what a call transmits: while muted the far end hears silence (RTP
+    /// keeps flowing, so NATs and the far end's media timers stay happy). Covers the sound
+    /// device, players and conference partners alike, and lasts across re-INVITEs.
+    /// Wraps `pjsua_conf_adjust_tx_level` (level 0 or 1) on the call's conference slot.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``.
+    public func setMuted(_ call: Call, _ muted: Bool) throws {
+        let runtime = try runtime()
+        _ = try liveSlot(call)
+        Native.setMuted(bridge: runtime.bridge, call: call, muted)
+    }
+
+    /// Sends DTMF digits on a confirmed call.
+    ///
+    /// Received digits arrive as ``PJSUAEvent/dtmf(call:digit:method:duration:)``.
+    /// Wraps `pjsua_call_send_dtmf`.
+    /// - Parameters:
+    ///   - call: a confirmed call.
+    ///   - digits: `0`–`9`, `*`, `#`, `A`–`D` (lowercase `a`–`d` are accepted).
+    ///   - method: RFC 4733 telephone-events in RTP, or one SIP INFO per digit
+    ///     (`application/dtmf-relay`).
+    ///   - duration: each digit's length for SIP INFO (`Duration=` in ms). RFC 4733 digits
+    ///     last pjmedia's fixed `PJMEDIA_DTMF_DURATION` (200 ms at 8 kHz) in pjproject 2.12.
+    /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)`` for an empty string, another
+    ///   character, or a duration outside 1 ms–10 s; ``PJSUAUsageError/unknownCall(_:)``;
+    ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when the call is not confirmed;
+    ///   ``PJSUAError`` when the stream has no telephone-event payload negotiated.
+    public func sendDTMF(
+        _ call: Call, digits: String, method: DTMFMethod = .rfc4733, duration: Duration = .milliseconds(160)
+    ) throws {
+        let allowed = Set("0123456789*#ABCD")
+        let normalized = digits.uppercased()
+        guard !normalized.isEmpty, normalized.allSatisfy(allowed.contains) else {
+            throw PJSUAUsageError.invalidDTMFDigits(digits)
+        }
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        guard (1...10_000).contains(milliseconds) else { throw PJSUAUsageError.invalidDTMFDigits(digits) }
+        try Native.sendDTMF(
+            try confirmedSlot(call), digits: normalized, method: method, milliseconds: Int(milliseconds))
+    }
+
+    // MARK: Transfer
+
+    /// Blind transfer: sends REFER asking the far end to call `uri`.
+    ///
+    /// Progress arrives as ``PJSUAEvent/transferStatus(call:statusCode:reason:isFinal:)``:
+    /// the REFER's response (202), then each NOTIFY's sipfrag status line. A rejected REFER
+    /// (for example 403) gives a final event with that code and the call stays up.
+    /// Wraps `pjsua_call_xfer`.
+    /// - Parameters:
+    ///   - call: the confirmed call whose far end should call `uri`.
+    ///   - uri: the Refer-To target, a SIP or SIPS URI.
+    ///   - headers: extra headers for the REFER.
+    /// - Throws: ``PJSUAUsageError/invalidURI(_:)``; ``PJSUAUsageError/invalidHeader(_:)``;
+    ///   ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)`` when
+    ///   the call is not confirmed; ``PJSUAError`` when pjsua refuses.
+    public func transfer(_ call: Call, to uri: String, headers: [SIPHeader] = []) throws {
+        guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
+        try Self.validateHeaders(headers)
+        try Native.transfer(try confirmedSlot(call), to: uri, headers: headers)
+    }
+
+    /// Attended transfer: sends REFER on `call` whose Refer-To names the far end of `other`
+    /// with a `Replaces` parameter (RFC 3891) for `other`'s dialog, so the far end of `call`
+    /// replaces our call with `other`'s far end. Progress events as for ``transfer(_:to:headers:)``.
+    /// Wraps `pjsua_call_xfer_replaces`.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)`` for either call;
+    ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when either is not confirmed;
+    ///   ``PJSUAError`` when pjsua refuses.
+    public func transfer(_ call: Call, replacing other: Call, headers: [SIPHeader] = []) throws {
+        try Self.validateHeaders(headers)
+        let slot = try confirmedSlot(call)
+        let otherSlot = try confirmedSlot(other)
+        try Native.transfer(slot, replacing: otherSlot, headers: headers)
+    }
+
+    /// Decides how incoming REFERs are answered. Without a handler (the default) every REFER
+    /// is accepted with 202 and the engine calls the target as a new call. Either way each
+    /// REFER is reported as ``PJSUAEvent/transferRequest(call:target:statusCode:)``.
+    ///
+    /// The handler runs on a pjsua thread while pjsua waits for the answer: it must return
+    /// quickly and must not call into the engine. Wraps `on_call_transfer_request2`.
+    /// - Parameter handler: returns ``TransferDecision/accept`` or
+    ///   ``TransferDecision/reject(statusCode:)`` (400–699); `nil` accepts all.
+    /// - Throws: ``PJSUAUsageError`` when the engine is not running (the handler lasts until
+    ///   shutdown).
+    public func setTransferRequestHandler(_ handler: (@Sendable (TransferRequest) -> TransferDecision)?) throws {
+        let runtime = try runtime()
+        runtime.bridge.transferHandler.withLock { $0 = handler }
+    }
+
+    // MARK: Conference
+
+    /// Joins the calls' audio locally: each call hears every other (a 3-way call with two).
+    /// The links are kept and re-applied whenever a call's media changes (a re-INVITE
+    /// that changes port or codec) until ``leaveConference(_:)`` or the call ends.
+    /// Wraps `pjsua_conf_connect`.
+    /// - Parameter calls: two or more live calls.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``.
+    public func joinConference(_ calls: [Call]) throws {
+        let runtime = try runtime()
+        for call in calls { _ = try liveSlot(call) }
+        Native.join(bridge: runtime.bridge, calls: calls)
+    }
+
+    /// Takes a call out of every conference link. Wraps `pjsua_conf_disconnect`.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``.
+    public func leaveConference(_ call: Call) throws {
+        let runtime = try runtime()
+        _ = try liveSlot(call)
+        Native.leave(bridge: runtime.bridge, call: call)
+    }
+
+    // MARK: Codecs
+
+    /// The codecs pjproject provides (Opus, PCMU/PCMA, G.722, GSM, Speex, iLBC… as built),
+    /// highest priority first. Wraps `pjsua_enum_codecs`.
+    /// - Throws: ``PJSUAUsageError`` when not running.
+    public func codecs() throws -> [CodecInfo] {
+        _ = try runtime()
+        return try Native.codecs().sorted { $0.priority > $1.priority }
+    }
+
+    /// Sets a codec's priority for new offers and answers; 0 disables it.
+    /// Wraps `pjsua_codec_set_priority`.
+    /// - Parameters:
+    ///   - id: a codec id or its prefix (`PCMU`, `opus/48000`); every codec that matches is set.
+    ///   - priority: 0–255, higher first.
+    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` for a priority outside 0–255;
+    ///   ``PJSUAError`` with ``PJSUAError/Code/notFound`` for an unknown codec.
+    public func setCodecPriority(_ id: String, _ priority: Int) throws {
+        _ = try runtime()
+        guard (0...255).contains(priority) else {
+            throw PJSUAUsageError.invalidConfiguration("codec priority must be 0...255, got \(priority)")
+        }
+        try Native.setCodecPriority(id, priority)
+    }
+
+    // MARK: Quality
+
+    /// Periodic RTP/RTCP statistics of a call's first audio stream, ending with the call.
+    ///
+    /// Yields a ``StreamStatistics`` snapshot every `interval` while the call has media and
+    /// finishes right after the call's terminal event (or at once for an ended call). Keeps
+    /// only the newest snapshot for a slow consumer. Wraps `pjsua_call_get_stream_stat`.
+    /// - Parameters:
+    ///   - call: the call to sample.
+    ///   - interval: the sampling period, at least 10 ms.
+    public nonisolated func quality(of call: Call, every interval: Duration = .seconds(1)) -> AsyncStream<
+        StreamStatistics
+    > {
+        let events = events(for: call)
+        let period = max(interval, .milliseconds(10))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: StreamStatistics.self, bufferingPolicy: .bufferingNewest(1))
+        let sampler = Task { [weak self] in
+            await withTaskGroup(of: Void.self) { group in
+                // Ends the sampling when the call's event stream ends.
+                group.addTask { for await _ in events {} }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: period)
+                        guard let engine = self, !Task.isCancelled else { return }
+                        do {
+                            continuation.yield(try await engine.streamStatistics(call))
+                        } catch PJSUAUsageError.unknownCall {
+                            return
+                        } catch {
+                            // No media yet (or held without a stream): try again next period.
+                        }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in sampler.cancel() }
+        return stream
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import SwiftPJSUA
+
+/// The call-feature flags `call` and `listen` share: extra headers, DTMF to send, a blind
+/// transfer and a hold, each applied to a call once it is confirmed.
+struct CallFeatures: Sendable {
+    static let optionNames: Set<String> = ["header", "dtmf", "transfer-to", "hold-after"]
+
+    var headers: [SIPHeader] = []
+    var dtmf: String?
+    var transferTo: String?
+    var holdAfter: Duration?
+
+    init(_ options: Options) throws(UsageError) {
+        for line in options.strings("header") {
+            guard let header = SIPHeader(parsing: line) else {
+                throw UsageError(message: "--header needs 'Name: value', got \(line)")
+            }
+            headers.append(header)
+        }
+        dtmf = options.string("dtmf")
+        transferTo = options.string("transfer-to")
+        holdAfter = try options.seconds("hold-after")
+    }
+
+    /// Sends the DTMF, starts the transfer and schedules the hold for a confirmed call.
+    func start(on call: Call, engine: PJSUA, printer: EventPrinter) {
+        guard dtmf != nil || transferTo != nil || holdAfter != nil else { return }
+        Task {
+            do {
+                if let dtmf {
+                    try await engine.sendDTMF(call, digits: dtmf)
+                    printer.line("sending dtmf \(dtmf) on \(call)")
+                }
+                if let transferTo {
+                    try await engine.transfer(call, to: transferTo)
+                    printer.line("transferring \(call) to \(transferTo)")
+                }
+                if let holdAfter {
+                    try await Task.sleep(for: holdAfter)
+                    try await engine.setHold(call)
+                    printer.line("holding \(call)")
+                }
+            } catch {
+                printer.line("call feature on \(call) failed: \(error)")
+            }
+        }
+    }
+}
