@@ -382,6 +382,74 @@ extension EngineTests {
             #expect(uas.receivedRequests.contains("BYE"))
         }
 
+        @Test("Hold, resume, mute, DTMF and group on a real self-call; hold fulfilled only when media shows it")
+        func callActions() async throws {
+            try await Rig.run { rig in
+                let outgoing = UUID()
+                let start = CallAction(
+                    callUUID: outgoing, kind: .start(uri: rig.h.uri("self"), account: nil, hasVideo: false))
+                await rig.router.perform(start)
+                // The engine calls itself: the INVITE comes back as a new incoming call.
+                let incoming = try await rig.provider.wait("the incoming leg reported") {
+                    if case .newIncomingCall = $0 { true } else { false }
+                }
+                guard case .newIncomingCall(let incomingID, _) = incoming else { return }
+                let answer = CallAction(callUUID: incomingID, kind: .answer)
+                await rig.router.perform(answer)
+                try await rig.expect(.fulfilled(answer.id))
+                try await rig.expect(.fulfilled(start.id))
+                let call = try #require(await rig.router.calls.first { $0.id == outgoing }?.call)
+                try await rig.h.log.wait("audio active") { $0.contains { $0.hasActiveAudio(call) } }
+                // CallKit activates the session once the call is answered; RFC 4733 digits
+                // travel in RTP, which only flows once the sound device clocks the bridge.
+                try await rig.router.audioSessionDidActivate()
+
+                let hold = CallAction(callUUID: outgoing, kind: .hold(true))
+                await rig.router.perform(hold)
+                try await rig.expect(.fulfilled(hold.id))
+                // The router fulfils only on a media state with local hold: that event exists.
+                try await rig.h.log.wait("local hold", timeout: .seconds(2)) { events in
+                    events.contains {
+                        if case .callMediaState(call, let media) = $0 {
+                            media.contains { $0.status == .localHold }
+                        } else {
+                            false
+                        }
+                    }
+                }
+                let resume = CallAction(callUUID: outgoing, kind: .hold(false))
+                await rig.router.perform(resume)
+                try await rig.expect(.fulfilled(resume.id))
+
+                let others = [
+                    CallAction(callUUID: outgoing, kind: .mute(true)),
+                    CallAction(callUUID: outgoing, kind: .mute(false)),
+                    CallAction(callUUID: outgoing, kind: .playDTMF("1#")),
+                    CallAction(callUUID: outgoing, kind: .group(with: incomingID)),
+                    CallAction(callUUID: outgoing, kind: .group(with: nil)),
+                ]
+                for action in others {
+                    await rig.router.perform(action)
+                    try await rig.expect(.fulfilled(action.id))
+                }
+                let dtmf = try await rig.h.log.wait("DTMF received on the other leg") { events in
+                    events.filter { if case .dtmf = $0 { true } else { false } }.count == 2
+                }
+                let digits: [Character] = dtmf.compactMap {
+                    if case .dtmf(_, let digit, _, _) = $0 { digit } else { nil }
+                }
+                #expect(digits == ["1", "#"])
+                let end = CallAction(callUUID: outgoing, kind: .end)
+                await rig.router.perform(end)
+                try await rig.expect(.fulfilled(end.id))
+                try await rig.expect(.ended(incomingID, .remoteEnded))
+                try await rig.router.audioSessionDidDeactivate()
+                let audio = rig.engine.records.filter { $0 == .activateAudio || $0 == .deactivateAudio }
+                #expect(audio == [.activateAudio, .deactivateAudio])
+                #expect(rig.provider.reportedCalls == [incomingID])
+            }
+        }
+
         @Test("A re-register push sends a fresh REGISTER for the bound account")
         func reRegisterPush() async throws {
             let folder = try TemporaryFolder()
