@@ -310,6 +310,29 @@ extension EngineTests {
             }
         }
 
+        @Test("A push with the server's UUID and no Call-ID matches the INVITE whose X-Call-UUID carries it")
+        func pushWithServerUUID() async throws {
+            try await Rig.run { rig in
+                let server = UUID()
+                // An older push for the same account, which account matching alone would pick.
+                let older = IncomingCallPush(serverUUID: UUID(), caller: rig.caller, accountHint: "bob")
+                _ = try await rig.router.handlePush(.incomingCall(older))
+                let push = IncomingCallPush(serverUUID: server, caller: rig.caller, accountHint: "bob")
+                #expect(try await rig.router.handlePush(.incomingCall(push)) == .reportedNewCall(server))
+                let extra = ["-key", "uuid", server.uuidString, "-d", "0"]
+                let sipp = try await Self.Rig.startSipp(
+                    "kit_uac_cancel_uuid.xml", remote: rig.remote, extra: extra, folder: rig.folder)
+                rig.peers.add(sipp)
+                defer { sipp.stop() }
+                try await rig.expect(.ended(server, .unanswered))
+                let result = try await sipp.finish()
+                #expect(result.successfulCalls == 1, "\(result)")
+                #expect(rig.provider.reportedCalls == [older.serverUUID, server].compactMap { $0 })
+                // The older push is still waiting for its own INVITE.
+                #expect(await rig.router.calls.map(\.id) == [older.serverUUID].compactMap { $0 })
+            }
+        }
+
         /// A Call-ID of RFC 3261 `word` characters (all but "%", which sipp's -cid_str
         /// expands), unique per run, exactly `length` bytes long.
         static func punctuationCallID(length: Int) -> String {
