@@ -16,6 +16,7 @@
 #endif
 
 #include <pjsua-lib/pjsua.h>
+#include <pjsua-lib/pjsua_internal.h>
 #include <pjsip/sip_errno.h>
 #include <pjlib-util/sha1.h>
 
@@ -121,6 +122,42 @@ static inline void cpj_acc_add_register_header(pjsua_acc_config *cfg, pj_pool_t 
 
 static inline pj_uint32_t cpj_cred_plain_password(void) { return PJSIP_CRED_DATA_PLAIN_PASSWD; }
 static inline pj_uint32_t cpj_cred_digest(void) { return PJSIP_CRED_DATA_DIGEST; }
+
+/* ---- Media streams: pjsua hands a call's stream to pjmedia without a NULL check. ---- */
+
+/* pjsua_call_get_stream_info and pjsua_call_get_stream_stat pass the call's audio stream
+ * straight to pjmedia, which asserts (aborts, in a debug pjproject) when it is NULL. The
+ * stream is torn down on pjsua's threads when the call ends or its media is removed, so a
+ * caller that saw active media a moment earlier can race it. These check the stream under
+ * pjsua's lock (recursive; the wrapped functions take it again) and return PJ_ENOTFOUND
+ * when there is none. */
+static inline pj_bool_t cpj_call_has_audio_stream(pjsua_call_id call_id, unsigned med_idx) {
+    const pjsua_call *call = &pjsua_var.calls[call_id];
+    return med_idx < call->med_cnt && call->media[med_idx].type == PJMEDIA_TYPE_AUDIO &&
+           call->media[med_idx].strm.a.stream != NULL;
+}
+
+static inline pj_status_t cpj_call_get_stream_info(pjsua_call_id call_id, unsigned med_idx,
+                                                   pjsua_stream_info *info) {
+    pj_status_t status;
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_EINVAL;
+    PJSUA_LOCK();
+    status = cpj_call_has_audio_stream(call_id, med_idx)
+                 ? pjsua_call_get_stream_info(call_id, med_idx, info) : PJ_ENOTFOUND;
+    PJSUA_UNLOCK();
+    return status;
+}
+
+static inline pj_status_t cpj_call_get_stream_stat(pjsua_call_id call_id, unsigned med_idx,
+                                                   pjsua_stream_stat *stat) {
+    pj_status_t status;
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_EINVAL;
+    PJSUA_LOCK();
+    status = cpj_call_has_audio_stream(call_id, med_idx)
+                 ? pjsua_call_get_stream_stat(call_id, med_idx, stat) : PJ_ENOTFOUND;
+    PJSUA_UNLOCK();
+    return status;
+}
 
 /* ---- Threads: pj_thread_desc is an array typedef, awkward to allocate from Swift. ---- */
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Fans engine events out to every subscriber, in one order, never dropping one.
 ///
 /// Each subscriber gets an `AsyncStream` with an unbounded buffer: signalling events are
@@ -28,7 +26,9 @@ final class EventHub: Sendable {
 
     private struct Subscriber {
         let sink: Sink
-        let filter: Call?
+        /// The generation of the one call this subscriber follows, or `nil` for every event.
+        /// Generations are unique in the process, so the slot is not needed to match.
+        let filter: UInt64?
     }
 
     private struct State {
@@ -41,7 +41,7 @@ final class EventHub: Sendable {
         var endedCalls: Set<UInt64> = []
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
     /// Calls with a lower generation were created before this hub (by an earlier run or
     /// another engine) and have ended.
     private let firstGeneration: UInt64
@@ -56,8 +56,16 @@ final class EventHub: Sendable {
     /// A subscription to one call finishes right after that call's terminal event; every
     /// subscription finishes when the engine shuts down.
     func subscribe(call: Call? = nil) -> AsyncStream<PJSUAEvent> {
+        subscribe(generation: call?.generation)
+    }
+
+    /// A subscription to the call that has (or will be given) `generation`, or to every
+    /// event when `nil`. Subscribing by generation before the call is placed is how a caller
+    /// sees a call's every event, including a terminal one that arrives before `makeCall`
+    /// returns.
+    func subscribe(generation: UInt64?) -> AsyncStream<PJSUAEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
-        if let id = register(.plain(continuation), filter: call) {
+        if let id = register(.plain(continuation), filter: generation) {
             continuation.onTermination = { [weak self] _ in self?.unregister(id) }
         }
         return stream
@@ -74,13 +82,13 @@ final class EventHub: Sendable {
 
     /// Adds a subscriber, or finishes its sink at once (returning `nil`) when the hub has
     /// finished or the call it follows has ended.
-    private func register(_ sink: Sink, filter call: Call?) -> UInt64? {
+    private func register(_ sink: Sink, filter generation: UInt64?) -> UInt64? {
         let id: UInt64? = state.withLock { state in
             if state.finished { return nil }
-            if let call, state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
+            if let generation, state.endedCalls.contains(generation) || generation < firstGeneration { return nil }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(sink: sink, filter: call)
+            state.subscribers[id] = Subscriber(sink: sink, filter: generation)
             return id
         }
         if id == nil { sink.finish() }
@@ -119,7 +127,7 @@ final class EventHub: Sendable {
             }
             for (id, subscriber) in state.subscribers {
                 if let filter = subscriber.filter {
-                    guard filter == event.call else { continue }
+                    guard filter == event.call?.generation else { continue }
                     subscriber.sink.yield(event, at: now)
                     if case .callState(_, let callState, _, _, _) = event, callState.isTerminal {
                         toFinish.append(subscriber.sink)
@@ -141,6 +149,24 @@ final class EventHub: Sendable {
     /// Calls that have been seen and have not ended, with their Call-IDs.
     var liveCalls: [Call: String] {
         state.withLock { $0.liveCalls }
+    }
+
+    /// Delivers a terminal event that pjsua did not report, for a call that has not ended.
+    /// Returns `false` (and emits nothing) when the call has already ended.
+    @discardableResult
+    func synthesizeEnd(of call: Call, reason: String) -> Bool {
+        guard let sipCallID = state.withLock({ $0.liveCalls[call] }) else { return false }
+        return emit(.callState(call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0, reason: reason))
+    }
+
+    /// Like ``synthesizeEnd(of:reason:)`` for the live call with `generation`, if any (a
+    /// call whose slot the caller never learned, for example when placing it failed after
+    /// pjsua had reported its first state).
+    @discardableResult
+    func synthesizeEnd(generation: UInt64, reason: String) -> Bool {
+        let call = state.withLock { $0.liveCalls.keys.first { $0.generation == generation } }
+        guard let call else { return false }
+        return synthesizeEnd(of: call, reason: reason)
     }
 
     /// Finishes every subscription; later subscriptions finish at once.

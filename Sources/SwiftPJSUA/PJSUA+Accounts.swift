@@ -1,5 +1,3 @@
-import Synchronization
-
 extension PJSUA {
     // MARK: Transports and accounts
 
@@ -190,17 +188,17 @@ extension PJSUA {
         if try accountInfo(account).isRegistered {
             let hub = runtime.bridge.hub
             let events = hub.subscribe()
-            let result = Mutex<RegistrationOutcome?>(nil)
+            let result = OutcomeBox()
             if (try? Native.setRegistration(slot, renew: false)) != nil {
                 await Self.waitUntil(deadline: deadline, events: events) { event in
                     guard case .registrationState(account, let ended, _, _, _)? = event, !ended.isRegistered else {
                         return false
                     }
-                    result.withLock { $0 = ended }
+                    result.set(ended)
                     return true
                 }
             }
-            outcome = result.withLock { $0 }
+            outcome = result.value
             // Another caller may have removed it, or the engine shut down, meanwhile.
             slot = try liveSlot(account)
         }

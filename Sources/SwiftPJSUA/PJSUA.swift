@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The SIP user agent: one pjsua instance, driven with `async`/`await`.
 ///
@@ -42,9 +41,22 @@ public actor PJSUA {
     private let executor: EngineExecutor
     private var lifecycle: Lifecycle = .idle
     /// The hub that subscriptions made now attach to; replaced after each shutdown.
-    private let currentHub = Mutex(EventHub(firstGeneration: upcomingGeneration()))
+    private let currentHub = Protected(EventHub(firstGeneration: upcomingGeneration()))
     /// Callers of `shutdown` waiting for the one in progress.
     private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The periodic sweep for calls whose end pjsua did not report; runs while running.
+    private var reaper: Task<Void, Never>?
+    /// Calls the last sweep found gone from their slot without a terminal event.
+    private var lostCallSuspects: Set<Call> = []
+
+    /// How often the engine checks for calls whose end pjsua did not report. A call is
+    /// declared ended on the second sweep that finds its slot gone, so between one and two
+    /// intervals after pjsua dropped it.
+    static let lostCallSweepInterval: Duration = .milliseconds(500)
+    /// The reason of the terminal event the engine synthesizes at shutdown.
+    static let engineShutDownReason = "engine shut down"
+    /// The reason of the terminal event the engine synthesizes for a call pjsua dropped silently.
+    static let lostCallReason = "call ended without a report from pjsua (slot freed or reused)"
 
     /// The engine thread. All actor-isolated code, and so every pjsua call, runs there.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -57,12 +69,17 @@ public actor PJSUA {
     }
 
     deinit {
+        reaper?.cancel()
         if case .running(let runtime) = lifecycle {
-            // Dropped while running: tear pjsua down on its own thread, then stop the thread.
+            // Dropped while running, possibly on any thread: tear pjsua down on its own
+            // thread, deliver the terminal events pjsua did not, then stop the thread.
             let bridge = runtime.bridge
             executor.post {
                 Native.hangupAll()
                 Native.destroy()
+                for call in bridge.hub.liveCalls.keys {
+                    bridge.hub.synthesizeEnd(of: call, reason: Self.engineShutDownReason)
+                }
                 bridge.hub.finish()
                 EngineBridge.release(bridge)
             }
@@ -120,6 +137,7 @@ public actor PJSUA {
         do {
             let transports = try Native.start(configuration)
             lifecycle = .running(Runtime(bridge: bridge, configuration: configuration, transports: transports))
+            startReaper()
         } catch {
             EngineBridge.release(bridge)
             throw error
@@ -148,13 +166,21 @@ public actor PJSUA {
         }
     }
 
-    /// Ends every call, destroys pjsua (`pjsua_destroy`, which unregisters accounts) and
-    /// finishes every event subscription after the calls' terminal events.
+    /// Ends every call, unregisters accounts, destroys pjsua and finishes every event
+    /// subscription after the calls' terminal events.
     ///
-    /// Idempotent: calling it when not running returns at once. Calls that pjsua did not
-    /// report as ended get a synthesized ``CallState/disconnected`` event with the reason
-    /// "engine shut down".
-    /// - Parameter deadline: how long to wait for calls to end before destroying pjsua.
+    /// In order: `pjsua_call_hangup_all`, then wait (up to `deadline`) for every call's
+    /// terminal event; REGISTER with expires 0 for each registered account, then wait for
+    /// the registrar's answers (up to what is left of `deadline`, at least 200 ms);
+    /// `pjsua_destroy2` without waiting for more responses. Calls that pjsua did not report
+    /// as ended then get a synthesized ``CallState/disconnected`` event with the reason
+    /// "engine shut down", and only after that do the streams finish. A registrar or peer
+    /// that stops answering cannot hold shutdown much beyond `deadline`.
+    ///
+    /// Idempotent: calling it when not running returns at once; calling it while another
+    /// shutdown runs waits for that one. Cancelling the calling task does not cut the
+    /// waits short: the peers still get their BYE and the registrar its unregistration.
+    /// - Parameter deadline: how long to wait for calls to end and accounts to unregister.
     public func shutdown(deadline: Duration = .seconds(3)) async {
         if case .stopping = lifecycle {
             // Another caller is shutting down: return when it has finished.
@@ -163,6 +189,9 @@ public actor PJSUA {
         }
         guard case .running(let runtime) = lifecycle else { return }
         lifecycle = .stopping
+        reaper?.cancel()
+        reaper = nil
+        lostCallSuspects = []
         let hub = runtime.bridge.hub
         let clock = ContinuousClock()
         let start = clock.now
@@ -185,9 +214,8 @@ public actor PJSUA {
             }
         }
         Native.destroy()
-        for (call, sipCallID) in hub.liveCalls {
-            hub.emit(.callState(call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0,
-                                reason: "engine shut down"))
+        for call in hub.liveCalls.keys {
+            hub.synthesizeEnd(of: call, reason: Self.engineShutDownReason)
         }
         hub.finish()
         EngineBridge.release(runtime.bridge)
@@ -200,26 +228,84 @@ public actor PJSUA {
 
     /// Accounts waiting for their unregistration to finish during shutdown.
     private final class RegistrationSet: Sendable {
-        private let pending: Mutex<Set<Account>>
-        init(_ accounts: [Account]) { pending = Mutex(Set(accounts)) }
+        private let pending: Protected<Set<Account>>
+        init(_ accounts: [Account]) { pending = Protected(Set(accounts)) }
         func remove(_ account: Account) { _ = pending.withLock { $0.remove(account) } }
         var isEmpty: Bool { pending.withLock { $0.isEmpty } }
     }
 
     /// Waits until `condition` holds, checking it first with `nil` and then with each event,
     /// or until the deadline. The condition runs off the engine thread: it must not touch pjsua.
+    ///
+    /// The wait runs in its own task, so cancelling the caller does not cut it short (a
+    /// cancelled caller would otherwise skip straight to `pjsua_destroy2` and leave peers
+    /// without their BYE); the deadline still bounds it.
     static func waitUntil(
         deadline: Duration, events: AsyncStream<PJSUAEvent>, _ condition: @escaping @Sendable (PJSUAEvent?) -> Bool
     ) async {
         if condition(nil) { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in events where condition(event) { return }
+        await Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events where condition(event) { return }
+                }
+                group.addTask { try? await Task.sleep(for: deadline) }
+                await group.next()
+                group.cancelAll()
             }
-            group.addTask { try? await Task.sleep(for: deadline) }
-            await group.next()
-            group.cancelAll()
+        }.value
+    }
+
+    // MARK: Lost calls
+
+    /// Starts the periodic sweep for calls whose end pjsua did not report. It holds the
+    /// engine only while a sweep runs, so dropping the engine still deinitializes it.
+    private func startReaper() {
+        reaper?.cancel()
+        lostCallSuspects = []
+        reaper = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.lostCallSweepInterval)
+                guard !Task.isCancelled, let engine = self else { return }
+                await engine.sweepLostCalls()
+            }
         }
+    }
+
+    /// One sweep: a call the hub still counts as live whose slot no longer holds it (pjsua
+    /// freed the slot, or gave it to a newer call) without a terminal event is suspect; if
+    /// the next sweep finds it so too, the engine delivers its terminal event with
+    /// ``lostCallReason``. The grace of one interval lets a terminal event that pjsua is
+    /// delivering right now on its own thread arrive first. Cheap: one lock and one
+    /// `pjsua_call_get_user_data` per live call.
+    func sweepLostCalls() {
+        guard case .running(let runtime) = lifecycle else { return }
+        let hub = runtime.bridge.hub
+        var suspects: Set<Call> = []
+        for call in hub.liveCalls.keys where !Native.slotHolds(call) {
+            if lostCallSuspects.contains(call) {
+                hub.synthesizeEnd(of: call, reason: Self.lostCallReason)
+            } else {
+                suspects.insert(call)
+            }
+        }
+        lostCallSuspects = suspects
+    }
+
+    /// Connects two established calls' audio both ways in the conference bridge. Internal:
+    /// the shutdown stress test uses it until the public conference API lands.
+    func linkAudio(_ first: Call, _ second: Call) throws {
+        try Native.linkAudio(try liveSlot(first), try liveSlot(second))
+    }
+
+    /// Call slots pjsua holds, including calls that have delivered their terminal event
+    /// and whose SIP teardown (the CANCEL or BYE transaction after a local hangup) is still
+    /// running. At ``Configuration/maxCalls`` held slots, ``makeCall(to:from:)`` throws
+    /// ``PJSUAError/Code/tooMany``. Wraps `pjsua_call_get_count`.
+    /// - Throws: ``PJSUAUsageError`` when not running.
+    public func callSlotsInUse() throws -> Int {
+        _ = try runtime()
+        return Native.activeCallCount()
     }
 
     /// Whether the engine is running.

@@ -80,6 +80,23 @@ let usage = """
       call URI                     place a call; exit 0 when it was confirmed and ended
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
            [call features]
+      register --registrar URI --id URI [--username U --password-env VAR] [--once]
+                                   register and print registration events until stopped;
+                                   with --once: register, print the outcome, unregister,
+                                   exit 0 only if the registration succeeded
+
+    account options (for register, call and listen; without them call and listen use a
+    local account on their own address):
+      --registrar URI              the registrar, e.g. sip:sip.example.com
+      --id URI                     the account's identity (address-of-record)
+      --username U                 digest username
+      --password-env VAR           take the password from environment variable VAR
+      --realm R                    digest realm the credentials are for (default any)
+      --proxy URI|none             outbound proxy (default: the registrar, loose routing)
+      --transport udp|tcp|tls      SIP transport (default udp)
+      --ca-file PEM                CA certificates to trust for TLS (default: the system's)
+      --expires S                  registration lifetime to ask for (default 300)
+      --retry S                    seconds between attempts after a failure (default 300)
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);

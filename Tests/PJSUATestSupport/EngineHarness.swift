@@ -12,7 +12,8 @@ public struct EngineHarness: Sendable {
     public func uri(_ user: String = "engine") -> String { "sip:\(user)@\(transport.host):\(transport.port)" }
 
     /// Starts an engine on a free UDP port of 127.0.0.1 with the null sound device (or the
-    /// given media settings), runs `body`, and shuts the engine down whatever happens.
+    /// given media settings; RTP ports are always a random window), runs `body`, and shuts
+    /// the engine down whatever happens.
     public static func run<R: Sendable>(
         maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
         media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
@@ -20,6 +21,8 @@ public struct EngineHarness: Sendable {
     ) async throws -> R {
         let engine = PJSUA()
         let log = EventLog(engine.events)
+        var media = media
+        media.rtpPorts = randomRTPPorts()
         try await engine.start(Configuration(
             transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
             logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media))
@@ -36,6 +39,15 @@ public struct EngineHarness: Sendable {
             await engine.shutdown()
             throw error
         }
+    }
+
+    /// A window of 2000 RTP ports at a random place in 10000–29999 (below Linux's ephemeral
+    /// range, where sipp and ``FreePort`` take theirs). pjsua allocates RTP ports upwards from
+    /// the start of the range and gives up after 100 bound pairs in a row, so engines in
+    /// parallel test processes that all start at the default 4000 run out under load.
+    static func randomRTPPorts() -> ClosedRange<UInt16> {
+        let start = UInt16.random(in: 5...14) * 2000
+        return start...(start + 1999)
     }
 
     /// Polls `condition` on the engine every 20 ms until it holds or the deadline passes.

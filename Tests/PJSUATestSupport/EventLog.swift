@@ -6,7 +6,6 @@ import Synchronization
 public struct TimedOut: Error, CustomStringConvertible {
     public let what: String
     public let seen: [String]
-
     public init(what: String, seen: [String]) {
         self.what = what
         self.seen = seen
@@ -31,7 +30,7 @@ public final class EventLog: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
 
     /// Starts collecting from `stream` (subscribe before the actions whose events you want).
     public init(_ stream: AsyncStream<PJSUAEvent>) {

@@ -224,7 +224,7 @@ public final class PeerProcess: Sendable {
 
 /// A process's exit status, set once by the termination handler.
 final class ExitStatus: Sendable {
-    private let status = Mutex<Int32?>(nil)
+    private let status = Protected<Int32?>(nil)
     func set(_ value: Int32) { status.withLock { $0 = value } }
     var value: Int32? { status.withLock { $0 } }
 }

@@ -36,6 +36,9 @@ extension EngineTests {
         try await EngineHarness.run { h in
             let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio))
             try await h.log.first("alice registered") { $0.isRegistration(of: alice, active: true) }
+            // G.711: a pure tone through speex/16000 between two processes arrives distorted
+            // (under investigation; speex self-calls within one process are clean).
+            try await h.engine.setCodecPriority("PCMU", 255)
             let call = try await h.engine.makeCall(to: kamailio.aor("bob"), from: alice)
             try await h.log.first("audio") { $0.hasActiveAudio(call) }
             try await h.engine.play(file: tone.path, into: call)

@@ -1,5 +1,5 @@
 import CPJSIP
-import Synchronization
+
 
 /// What the engine keeps about each account: the configuration it was added with, whether
 /// the app wants it registered, and the retry of registrations whose authentication was
@@ -20,7 +20,7 @@ final class AccountRecords: Sendable {
         var lastOutcome: RegistrationOutcome?
     }
 
-    private let policies = Mutex<[UInt64: Policy]>([:])
+    private let policies = Protected<[UInt64: Policy]>([:])
 
     /// Records the account's configuration and whether it should be registered.
     func configure(_ account: Account, configuration: AccountConfiguration, wantsRegistration: Bool) {
@@ -84,4 +84,11 @@ private func authenticationRetryFired(_ generation: UInt64) {
               let slot = Handles.liveSlot(account) else { return }
         _ = pjsua_acc_set_registration(slot, 1)
     }
+}
+
+/// One registration outcome handed from an event consumer to the actor that waits for it.
+final class OutcomeBox: Sendable {
+    private let stored = Protected<RegistrationOutcome?>(nil)
+    func set(_ outcome: RegistrationOutcome) { stored.withLock { $0 = outcome } }
+    var value: RegistrationOutcome? { stored.withLock { $0 } }
 }

@@ -8,11 +8,11 @@ final class EngineBridge: Sendable {
     let hub: EventHub
     let executor: EngineExecutor
     let logHandler: (any PJSUALogHandler)?
-    let media = Mutex(MediaPlan())
+    let media = Protected(MediaPlan())
     /// What the engine keeps per account: configuration, wanted registration, retries.
     let accountRecords = AccountRecords()
     /// How incoming REFERs are answered; read by the transfer-request callback.
-    let transferHandler = Mutex<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
+    let transferHandler = Protected<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
 
@@ -25,7 +25,7 @@ final class EngineBridge: Sendable {
 
     /// The bridge of the engine that is running in this process, if any. pjsua is one per
     /// process, so there is at most one.
-    static let current = Mutex<EngineBridge?>(nil)
+    static let current = Protected<EngineBridge?>(nil)
 
     static func active() -> EngineBridge? { current.withLock { $0 } }
 
@@ -109,13 +109,29 @@ enum Handles {
         return Call(slot: slot, generation: generation)
     }
 
-    /// The slot of `call` if it still names a live call, else `nil`.
+    /// Whether `slot` is a call slot of the running pjsua. pjsua's call functions assert
+    /// (and abort, in a debug build of pjproject) on a slot outside `0..<max_calls`, the
+    /// configured limit, which can be lower than the build limit: every handle a caller
+    /// passes in is checked here first.
+    static func isCallSlot(_ slot: Int32) -> Bool {
+        slot >= 0 && slot < Int32(clamping: pjsua_call_get_max_count())
+    }
+
+    /// The slot of `call` if it still names a live call, else `nil`. A call being hung up
+    /// (its terminal event already delivered) is not live.
     static func liveSlot(_ call: Call) -> pjsua_call_id? {
-        guard call.slot >= 0, call.slot < Int32(cpj_max_calls()), pjsua_call_is_active(call.slot) != 0 else {
-            return nil
-        }
+        guard isCallSlot(call.slot), pjsua_call_is_active(call.slot) != 0 else { return nil }
         let stored = UInt(bitPattern: pjsua_call_get_user_data(call.slot))
         return UInt64(stored) == call.generation ? call.slot : nil
+    }
+
+    /// Whether pjsua still holds `call` in its slot, in any state (including while the
+    /// SIP teardown of a hung-up call runs). pjsua clears the slot's user data, where the
+    /// generation lives, when it frees the slot, and a new call writes its own there.
+    /// Engine thread only.
+    static func slotHolds(_ call: Call) -> Bool {
+        guard isCallSlot(call.slot) else { return false }
+        return UInt64(UInt(bitPattern: pjsua_call_get_user_data(call.slot))) == call.generation
     }
 
     static func account(_ slot: pjsua_acc_id) -> Account {
@@ -130,5 +146,24 @@ enum Handles {
         guard account.slot >= 0, pjsua_acc_is_valid(account.slot) != 0 else { return nil }
         let stored = UInt(bitPattern: pjsua_acc_get_user_data(account.slot))
         return UInt64(stored) == account.generation ? account.slot : nil
+    }
+}
+
+extension Native {
+    /// Whether pjsua still holds `call` in its slot (see ``Handles/slotHolds(_:)``).
+    static func slotHolds(_ call: Call) -> Bool { Handles.slotHolds(call) }
+}
+
+extension Native {
+    /// Connects the audio of two calls both ways in pjsua's conference bridge
+    /// (`pjsua_conf_connect` between their `pjsua_call_get_conf_port` slots). Engine thread.
+    static func linkAudio(_ first: pjsua_call_id, _ second: pjsua_call_id) throws(PJSUAError) {
+        let a = pjsua_call_get_conf_port(first)
+        let b = pjsua_call_get_conf_port(second)
+        guard a != cpj_invalid_id(), b != cpj_invalid_id() else {
+            throw PJ.error(cpj_status_einvalidop(), "pjsua_call_get_conf_port")
+        }
+        try PJ.check(pjsua_conf_connect(a, b), "pjsua_conf_connect")
+        try PJ.check(pjsua_conf_connect(b, a), "pjsua_conf_connect")
     }
 }

@@ -158,7 +158,7 @@ final class EngineExecutor: SerialExecutor, @unchecked Sendable {
 /// ever calls the matching `pj_shutdown`: the reference it holds keeps PJLIB alive across
 /// `pjsua_destroy`/`pjsua_create` restarts and while several executors come and go.
 enum PJLib {
-    private static let status = Mutex<pj_status_t?>(nil)
+    private static let status = Protected<pj_status_t?>(nil)
 
     static func initialize() -> pj_status_t {
         status.withLock { status in

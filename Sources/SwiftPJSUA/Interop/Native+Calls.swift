@@ -25,12 +25,16 @@ extension Native {
         return body(data)
     }
 
-    static func makeCall(to uri: String, from account: pjsua_acc_id, headers: [SIPHeader] = []) throws(PJSUAError) -> Call {
+    /// - Parameter generation: the new call's generation; a caller that subscribes to the
+    ///   call's events before placing it reserves one first.
+    static func makeCall(
+        to uri: String, from account: pjsua_acc_id, headers: [SIPHeader] = [],
+        generation: UInt64 = nextGeneration()
+    ) throws(PJSUAError) -> Call {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         setting.aud_cnt = 1
         setting.vid_cnt = 0
-        let generation = nextGeneration()
         var slot = pjsua_call_id(cpj_invalid_id())
         // The generation goes in as the call's user data, so it is in place before the
         // first callback for the call runs.
@@ -144,7 +148,7 @@ extension Native {
         var codec: String?
         if let audio = media.first(where: { $0.type == .audio && $0.status != .none && $0.status != .error }) {
             var stream = pjsua_stream_info()
-            if pjsua_call_get_stream_info(slot, UInt32(audio.index), &stream) == cpj_success() {
+            if cpj_call_get_stream_info(slot, UInt32(audio.index), &stream) == cpj_success() {
                 let fmt = stream.info.aud.fmt
                 codec = "\(PJ.string(fmt.encoding_name))/\(fmt.clock_rate)"
             }
@@ -170,7 +174,7 @@ extension Native {
     static func streamStatistics(_ slot: pjsua_call_id, mediaIndex: Int) throws(PJSUAError) -> StreamStatistics {
         let raw = UnsafeMutablePointer<pjsua_stream_stat>.allocate(capacity: 1)
         defer { raw.deallocate() }
-        try PJ.check(pjsua_call_get_stream_stat(slot, UInt32(mediaIndex), raw), "pjsua_call_get_stream_stat")
+        try PJ.check(cpj_call_get_stream_stat(slot, UInt32(mediaIndex), raw), "pjsua_call_get_stream_stat")
         let rtcp = raw.pointee.rtcp
         return StreamStatistics(
             packetsSent: UInt64(rtcp.tx.pkt), bytesSent: UInt64(rtcp.tx.bytes),
