@@ -9,7 +9,7 @@ import SwiftPJSUA
 /// |-----|------|----------|---------|
 /// | `version` | integer | yes | The schema version: `1`. Other versions are rejected. |
 /// | `type` | string | yes | `"call"` for an incoming call, `"reregister"` for a silent re-registration. |
-/// | `uuid` | string | no | The call's UUID chosen by the server (`call` only). |
+/// | `uuid` | string | no | The call's UUID chosen by the server (`call` only). Put the same UUID in the INVITE's `X-Call-UUID` header to pair them without a Call-ID. |
 /// | `callID` | string | no | The SIP Call-ID of the INVITE that follows, exactly as it will arrive (`call` only). |
 /// | `caller` | object | `call` | `uri` (string, `sip:`, `sips:` or `tel:`, required) and `name` (string, optional display-name). |
 /// | `video` | boolean | no | The call offers video (`call` only); `false` when absent. |
