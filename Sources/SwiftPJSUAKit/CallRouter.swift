@@ -1,6 +1,5 @@
 import Foundation
 import SwiftPJSUA
-import Synchronization
 
 /// Routes between the engine and the system's call UI: one logical call per push/INVITE
 /// pair, user actions applied to the right engine call, and the sound device attached only
@@ -82,7 +81,7 @@ public actor CallRouter {
     private var registry = CallRegistry()
     /// Call-ID → UUID of live calls, of pushes claimed by ``claimCallUUID(for:)`` and, for
     /// ``pushTimeToLive`` after they end, of ended calls (so a late push is not a new call).
-    private let claims = Mutex<[String: Claim]>([:])
+    private let claims = Locked<[String: Claim]>([:])
     private var tracks: [UUID: Track] = [:]
     private var hints: [Account: String] = [:]
     private var boundAccounts: [Account] = []

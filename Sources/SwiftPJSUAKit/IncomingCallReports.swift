@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Joins the report PushKit forces to be made synchronously with the router's later report of
 /// the same call, so the system is told of each call once.
@@ -17,7 +16,7 @@ final class IncomingCallReports: Sendable {
         case finished((any Error)?)
     }
 
-    private let reports = Mutex<[UUID: Report]>([:])
+    private let reports = Locked<[UUID: Report]>([:])
 
     /// A report for `call` was just handed to the system.
     func reportStarted(_ call: UUID) {

@@ -1,6 +1,5 @@
 import Foundation
 import PJSUATestSupport
-import Synchronization
 
 /// An append-only list of records that a test can wait on, with a deadline, until it
 /// satisfies a condition. Waiters are woken by appends; nothing polls or sleeps.
@@ -16,7 +15,7 @@ public final class Journal<Record: Sendable>: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
 
     public init() {}
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PJSUATestSupport
 
 /// A clock that moves only when the test calls ``advance(by:)``.
 ///
@@ -29,7 +29,7 @@ public final class ManualClock: Clock, Sendable {
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Protected(State())
 
     public init() {}
 

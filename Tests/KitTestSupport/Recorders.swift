@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PJSUATestSupport
 import SwiftPJSUA
 import SwiftPJSUAKit
 
@@ -33,8 +33,8 @@ public enum ProviderRecord: Sendable, Hashable, CustomStringConvertible {
 /// overtake a report in progress) or made to throw (a call the system refuses).
 public final class RecordingProvider: CallProvider {
     public let journal = Journal<ProviderRecord>()
-    private let gate = Mutex<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-    private let refuse = Mutex(false)
+    private let gate = Protected<(closed: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let refuse = Protected(false)
     /// Reports that have entered ``reportNewIncomingCall(_:update:)`` (also those held at the gate).
     public let arrivals = Journal<UUID>()
 
@@ -135,8 +135,8 @@ public enum EngineRecord: Sendable, Hashable, CustomStringConvertible {
 public final class RecordingEngine: CallEngine {
     public let journal = Journal<EngineRecord>()
     private let base: (any CallEngine)?
-    private let nextCall = Mutex<Int32>(0)
-    private let makeCallHook = Mutex<(@Sendable (Call) async -> Void)?>(nil)
+    private let nextCall = Protected<Int32>(0)
+    private let makeCallHook = Protected<(@Sendable (Call) async -> Void)?>(nil)
 
     /// Runs `hook` inside the fake `makeCall`, before it returns the new call (to deliver
     /// events that beat `makeCall`'s return, as pjsua's worker threads can).

@@ -3,7 +3,6 @@ import KitTestSupport
 import PJSUATestSupport
 import SwiftPJSUA
 import SwiftPJSUAKit
-import Synchronization
 import Testing
 
 // Why these Kit tests live in this target, nested in `EngineTests`:
@@ -35,7 +34,7 @@ extension EngineTests {
 
             /// The sipp peers started so far, so a failure can show what they saw.
             final class PeerList: Sendable {
-                private let list = Mutex<[Sipp]>([])
+                private let list = Protected<[Sipp]>([])
                 func add(_ sipp: Sipp) { list.withLock { $0.append(sipp) } }
                 var all: [Sipp] { list.withLock { $0 } }
             }

@@ -6,7 +6,6 @@
     @preconcurrency import CallKit
     import Foundation
     import SwiftPJSUA
-    import Synchronization
 
     /// CallKit for the ``CallRouter``: a ``CallProvider`` over a `CXProvider`, and the
     /// `CXProviderDelegate` that forwards the system's call actions and audio-session signals
@@ -22,12 +21,6 @@
         /// The CallKit provider. One per app.
         public let provider: CXProvider
 
-        private struct State {
-            var router: CallRouter?
-            /// Actions handed to the router, until it fulfils or fails them.
-            var pending: [UUID: CXAction] = [:]
-        }
-
         /// What the delegate hands to the router, in CallKit's order.
         private enum Input: Sendable {
             case action(CallAction)
@@ -36,7 +29,6 @@
             case reset
         }
 
-        private let state = Mutex(State())
         /// Reports made synchronously for PushKit, joined by the router's report of the call.
         private let reports = IncomingCallReports()
         private let inputs = AsyncStream<Input>.makeStream()
@@ -53,7 +45,6 @@
         /// Starts forwarding CallKit's actions and audio signals to `router`.
         /// - Parameter router: the router whose provider this is.
         public func attach(_ router: CallRouter) {
-            state.withLock { $0.router = router }
             let stream = inputs.stream
             Task {
                 for await input in stream {
@@ -121,24 +112,26 @@
             provider.reportCall(with: call, endedAt: nil, reason: Self.cxReason(reason))
         }
 
-        /// Calls `fulfill()` on the pending `CXAction`.
+        /// Calls `fulfill()` on the pending `CXAction` (found in `pendingTransactions`).
         public func fulfill(_ action: UUID) {
-            state.withLock { $0.pending.removeValue(forKey: action) }?.fulfill()
+            pendingAction(action)?.fulfill()
         }
 
-        /// Calls `fail()` on the pending `CXAction`.
+        /// Calls `fail()` on the pending `CXAction` (found in `pendingTransactions`).
         public func fail(_ action: UUID, error: CallActionError) {
-            state.withLock { $0.pending.removeValue(forKey: action) }?.fail()
+            pendingAction(action)?.fail()
+        }
+
+        /// The action CallKit is still waiting on, by its UUID. CallKit keeps them, so this
+        /// adapter holds no state of its own.
+        private func pendingAction(_ id: UUID) -> CXAction? {
+            provider.pendingTransactions.lazy.flatMap(\.actions).first { $0.uuid == id }
         }
 
         // MARK: The system's actions (CXProviderDelegate)
 
         /// CallKit reset: every call is ended.
         public func providerDidReset(_ provider: CXProvider) {
-            state.withLock { state in
-                state.pending.values.forEach { $0.fail() }
-                state.pending = [:]
-            }
             inputs.continuation.yield(.reset)
         }
 
@@ -188,7 +181,6 @@
         }
 
         private func forward(_ action: CXCallAction, _ kind: CallAction.Kind) {
-            state.withLock { $0.pending[action.uuid] = action }
             inputs.continuation.yield(.action(CallAction(id: action.uuid, callUUID: action.callUUID, kind: kind)))
         }
 
