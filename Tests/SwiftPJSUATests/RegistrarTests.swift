@@ -336,3 +336,51 @@ extension EngineTests {
         #expect(contacts.contains { $0.contains("pn-prid=99ff88ee") })
     }
 }
+
+extension EngineTests {
+    @Test("removeAccount waits for a silent registrar only until its deadline, then removes the account")
+    func removeAccountDeadline() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let registrar = try await Sipp.start(scenario: "registrar_ignores_unregister.xml", folder: folder)
+        defer { registrar.stop() }
+        try await EngineHarness.run { h in
+            let account = try await h.engine.addAccount(AccountConfiguration(
+                identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+            try await h.log.first("registered") { $0.isRegistration(of: account, active: true) }
+            let start = ContinuousClock.now
+            let outcome = try await h.engine.removeAccount(account, deadline: .seconds(1))
+            let waited = ContinuousClock.now - start
+            #expect(outcome == nil)
+            #expect(waited >= .milliseconds(900) && waited < .seconds(3), "\(waited)")
+            #expect(try await !h.engine.accounts().contains(account))
+            await #expect(throws: PJSUAUsageError.unknownAccount(account)) {
+                try await h.engine.removeAccount(account)
+            }
+        }
+    }
+
+    @Test("Push parameters with scope allRequests go in the Contact of INVITEs too")
+    func pushParametersOnAllRequests() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let kamailio = try await Kamailio.start(folder: folder)
+        defer { kamailio.stop() }
+        try await EngineHarness.run { h in
+            var configuration = Self.account("alice", at: kamailio)
+            configuration.push = PushConfiguration(provider: "fcm", resourceID: "token-1", scope: .allRequests)
+            let alice = try await h.engine.addAccount(configuration)
+            try await h.log.first("registered") { $0.isRegistration(of: alice, active: true) }
+            // Nobody is registered as dave: Kamailio answers 404 after authenticating the INVITE.
+            let call = try await h.engine.makeCall(to: kamailio.aor("dave"), from: alice)
+            let ended = try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            guard case .callState(_, _, _, let status, _) = ended else { return }
+            #expect(status == 404)
+        }
+        let requests = kamailio.receivedRequests
+        let invites = requests.filter { $0.method == "INVITE" }
+        #expect(!invites.isEmpty)
+        #expect(invites.allSatisfy { $0.contact.contains(";pn-provider=fcm;pn-prid=token-1") }, "\(invites)")
+        #expect(requests.first { $0.method == "REGISTER" }?.contact.contains("pn-prid=token-1") == true)
+    }
+}
