@@ -42,6 +42,19 @@ final class EventHub: Sendable {
     }
 
     private let state = Protected(State())
+    /// Serializes the hand-over of events to the streams, so every subscriber sees one order
+    /// and a call's terminal event last, without holding `state` while yielding.
+    ///
+    /// Yielding to a stream resumes the task waiting on it, which takes that task's status
+    /// lock; cancelling that task holds its status lock while running the stream's
+    /// `onTermination`, which unregisters here and needs `state`. Yielding under `state`
+    /// therefore deadlocked against a consumer's cancellation (found by the cancellation
+    /// test: an event being delivered while `call(_:from:)`'s task was cancelled). Nothing
+    /// that runs under a task's status lock takes `delivery`, so this order has no cycle.
+    /// The value counts the events delivered. (Not `Protected<Void>`: an `inout` access to a
+    /// zero-sized value points one past the object, where ThreadSanitizer then reports races
+    /// against whatever object happens to be allocated next.)
+    private let delivery = Protected<UInt64>(0)
     /// Calls with a lower generation were created before this hub (by an earlier run or
     /// another engine) and have ended.
     private let firstGeneration: UInt64
@@ -103,40 +116,50 @@ final class EventHub: Sendable {
     /// hub has finished, or the event is about a call that already ended).
     @discardableResult
     func emit(_ event: PJSUAEvent) -> Bool {
-        // Per-call subscriptions end after the terminal event; finishing runs their
-        // onTermination handler, which takes the lock, so it happens after unlocking.
         let now = ContinuousClock.now
-        var toFinish: [Sink] = []
-        defer { toFinish.forEach { $0.finish() } }
-        return state.withLock { state in
-            guard !state.finished else { return false }
-            if let call = event.call {
-                if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return false }
-                if case .callState(_, let callState, let sipCallID, _, _) = event {
-                    if callState.isTerminal {
-                        state.liveCalls.removeValue(forKey: call)
-                        state.endedCalls.insert(call.generation)
-                    } else {
+        return delivery.withLock { delivered in
+            // The bookkeeping, and who gets the event, under the state lock; the hand-over to
+            // the streams after releasing it (see `delivery`).
+            let targets: (all: [Sink], finishing: [Sink])? = state.withLock { state in
+                guard !state.finished else { return nil }
+                var isTerminal = false
+                if let call = event.call {
+                    if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
+                    if case .callState(_, let callState, let sipCallID, _, _) = event {
+                        if callState.isTerminal {
+                            isTerminal = true
+                            state.liveCalls.removeValue(forKey: call)
+                            state.endedCalls.insert(call.generation)
+                        } else {
+                            state.liveCalls[call] = sipCallID
+                        }
+                    } else if case .incomingCall(_, _, let sipCallID, _, _, _) = event {
                         state.liveCalls[call] = sipCallID
+                    } else if state.liveCalls[call] == nil {
+                        state.liveCalls[call] = ""
                     }
-                } else if case .incomingCall(_, _, let sipCallID, _, _, _) = event {
-                    state.liveCalls[call] = sipCallID
-                } else if state.liveCalls[call] == nil {
-                    state.liveCalls[call] = ""
                 }
-            }
-            for (id, subscriber) in state.subscribers {
-                if let filter = subscriber.filter {
-                    guard filter == event.call?.generation else { continue }
-                    subscriber.sink.yield(event, at: now)
-                    if case .callState(_, let callState, _, _, _) = event, callState.isTerminal {
-                        toFinish.append(subscriber.sink)
-                        state.subscribers.removeValue(forKey: id)
+                var all: [Sink] = []
+                var finishing: [Sink] = []
+                for (id, subscriber) in state.subscribers {
+                    if let filter = subscriber.filter {
+                        guard filter == event.call?.generation else { continue }
+                        all.append(subscriber.sink)
+                        if isTerminal {
+                            // Per-call subscriptions end after the terminal event.
+                            finishing.append(subscriber.sink)
+                            state.subscribers.removeValue(forKey: id)
+                        }
+                    } else {
+                        all.append(subscriber.sink)
                     }
-                } else {
-                    subscriber.sink.yield(event, at: now)
                 }
+                return (all, finishing)
             }
+            guard let targets else { return false }
+            delivered += 1
+            for sink in targets.all { sink.yield(event, at: now) }
+            for sink in targets.finishing { sink.finish() }
             return true
         }
     }
@@ -171,12 +194,14 @@ final class EventHub: Sendable {
 
     /// Finishes every subscription; later subscriptions finish at once.
     func finish() {
-        let subscribers = state.withLock { state in
-            state.finished = true
-            let subscribers = state.subscribers
-            state.subscribers = [:]
-            return subscribers
+        delivery.withLock { _ in
+            let subscribers = state.withLock { state in
+                state.finished = true
+                let subscribers = state.subscribers
+                state.subscribers = [:]
+                return subscribers
+            }
+            subscribers.values.forEach { $0.sink.finish() }
         }
-        subscribers.values.forEach { $0.sink.finish() }
     }
 }

@@ -292,12 +292,6 @@ public actor PJSUA {
         lostCallSuspects = suspects
     }
 
-    /// Connects two established calls' audio both ways in the conference bridge. Internal:
-    /// the shutdown stress test uses it until the public conference API lands.
-    func linkAudio(_ first: Call, _ second: Call) throws {
-        try Native.linkAudio(try liveSlot(first), try liveSlot(second))
-    }
-
     /// Call slots pjsua holds, including calls that have delivered their terminal event
     /// and whose SIP teardown (the CANCEL or BYE transaction after a local hangup) is still
     /// running. At ``Configuration/maxCalls`` held slots, ``makeCall(to:from:)`` throws

@@ -66,3 +66,52 @@ extension EngineTests {
         #expect(log.states(of: callee).last == .disconnected)
     }
 }
+
+extension EngineTests {
+    /// The engine calls a `swiftpjsua listen --play` process, so the callee plays and the engine
+    /// (the caller) records. Before the media I/O moved onto pjsip's I/O queue, the caller read
+    /// no RTP for the first 500 ms of every call (pjmedia's worker slept out its poll timeout),
+    /// then took a 24-packet burst that its jitter buffer kept as latency and shed by dropping
+    /// a frame every ~180 ms. PCMU is forced because speex, the default, cannot carry a pure
+    /// tone across any gap in its decoder state: a dropped frame, or a decoder that starts after
+    /// the tone did, leaves a level error that never decays.
+    @Test("The callee's tone reaches the caller from the call's start, at a steady level")
+    func calleeToneReachesCaller() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        // 0.2 of full scale: an RMS of 0.141, -17 dBFS.
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(10), amplitude: 0.2).write(to: tone)
+        let recording = folder.file("received.wav")
+        let port = FreePort.udp()
+        let callee = try PeerProcess(
+            "swiftpjsua-listen", executable: Repository.tool.path,
+            arguments: ["listen", "--port", String(port), "--play", tone.path], folder: folder)
+        defer { callee.stop() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FreePort.isUDPBound(port) {
+            try #require(
+                ContinuousClock.now < deadline && callee.exitStatus == nil, "listen did not bind: \(callee.output)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await EngineHarness.run { h in
+            try await h.engine.setCodecPriority("PCMU", 255)
+            let call = try await h.engine.makeCall(to: "sip:bob@127.0.0.1:\(port)", from: h.account)
+            try await h.log.first("audio active") { $0.hasActiveAudio(call) }
+            try await h.engine.record(call, to: recording.path)
+            #expect(try await h.engine.callInfo(call).audioCodec == "PCMU/8000")
+            // Two seconds of RTP at 50 packets a second.
+            try await h.poll("100 RTP packets") { try await $0.streamStatistics(call).packetsReceived >= 100 }
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        let audio = try WAVAudio(contentsOf: recording)
+        let firstPart = WAVAudio(
+            sampleRate: audio.sampleRate, samples: Array(audio.samples.prefix(audio.sampleRate * 3 / 10)))
+        let start = ToneAnalysis(firstPart, frequency: 1000)
+        let whole = ToneAnalysis(audio, frequency: 1000)
+        #expect(start.detected(minimumDuration: .milliseconds(200)), "first 300 ms: \(start)")
+        #expect(whole.blocks >= 90 && whole.toneBlocks >= whole.blocks - 5, "\(whole)")
+        #expect(abs(whole.levelDBFS + 17) < 1.5, "\(whole)")
+    }
+}

@@ -36,8 +36,9 @@ extension EngineTests {
         try await EngineHarness.run { h in
             let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio))
             try await h.log.first("alice registered") { $0.isRegistration(of: alice, active: true) }
-            // G.711: a pure tone through speex/16000 between two processes arrives distorted
-            // (under investigation; speex self-calls within one process are clean).
+            // G.711: speex's decoder never settles on a pure tone when pjmedia's stream soft
+            // start drops the first packet (it does when RTP beats the first bridge tick), so a
+            // tone check over speex between two processes is a coin toss.
             try await h.engine.setCodecPriority("PCMU", 255)
             let call = try await h.engine.makeCall(to: kamailio.aor("bob"), from: alice)
             try await h.log.first("audio") { $0.hasActiveAudio(call) }

@@ -1,9 +1,8 @@
 import Foundation
 import PJSUATestSupport
+import SwiftPJSUA
 import Synchronization
 import Testing
-
-@testable import SwiftPJSUA
 
 // The four stress tests of issue 5. Each is bounded (a deadline on every wait, a time limit
 // on the test) and reports its numbers with `print` so a run shows what it did.
@@ -317,8 +316,8 @@ extension EngineTests {
         let account = try await engine.addLocalAccount()
         var calls: [Call] = []
         for _ in 0..<3 { calls.append(try await engine.call(sipp.uri, from: account)) }
-        // A conference link between two of the calls (internal until the conference API lands).
-        try await engine.linkAudio(calls[0], calls[1])
+        // All three joined in a local conference: each call's audio linked to the others'.
+        try await engine.joinConference(calls)
         let perCall = calls.map { call in
             let stream = engine.events(for: call)
             return Task {

@@ -153,17 +153,3 @@ extension Native {
     /// Whether pjsua still holds `call` in its slot (see ``Handles/slotHolds(_:)``).
     static func slotHolds(_ call: Call) -> Bool { Handles.slotHolds(call) }
 }
-
-extension Native {
-    /// Connects the audio of two calls both ways in pjsua's conference bridge
-    /// (`pjsua_conf_connect` between their `pjsua_call_get_conf_port` slots). Engine thread.
-    static func linkAudio(_ first: pjsua_call_id, _ second: pjsua_call_id) throws(PJSUAError) {
-        let a = pjsua_call_get_conf_port(first)
-        let b = pjsua_call_get_conf_port(second)
-        guard a != cpj_invalid_id(), b != cpj_invalid_id() else {
-            throw PJ.error(cpj_status_einvalidop(), "pjsua_call_get_conf_port")
-        }
-        try PJ.check(pjsua_conf_connect(a, b), "pjsua_conf_connect")
-        try PJ.check(pjsua_conf_connect(b, a), "pjsua_conf_connect")
-    }
-}

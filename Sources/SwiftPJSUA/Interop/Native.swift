@@ -58,8 +58,19 @@ enum Native {
             media.clock_rate = UInt32(configuration.media.clockRate)
             media.snd_clock_rate = 0
             media.no_vad = configuration.media.voiceActivityDetection ? 0 : 1
-            // The media event thread; pjsua's own, never zero.
-            media.thread_cnt = 1
+            // RTP and RTCP sockets share pjsip's I/O queue, polled by the SIP worker above,
+            // instead of a media I/O queue of their own. pjmedia's own worker polls with a
+            // fixed 500 ms timeout (endpoint.c, worker_proc), and pjlib's epoll queue sleeps
+            // that whole timeout when epoll reports a socket that has no read pending yet
+            // (ioqueue_epoll.c, "epoll returns > 0 but no descriptors"). A caller's RTP and
+            // RTCP sockets are exactly that between the callee's first packets and the 200 OK
+            // that starts the caller's stream (transport_udp.c starts reading in media_start),
+            // so the caller read nothing for half a second and then a burst of ~24 packets:
+            // the jitter buffer kept ~480 ms of latency and its progressive discard dropped a
+            // frame every ~180 ms, which speex's decoder and PLC turn into broken audio. The
+            // SIP worker polls with a 10 ms timeout, which bounds that stall to one frame.
+            media.has_ioqueue = 0
+            media.thread_cnt = 0
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
