@@ -186,11 +186,8 @@ public actor CallRouter {
 
     // MARK: Engine events
 
-    /// Handles the engine's events until the stream finishes (the engine shut down).
-    ///
-    /// Let it end with the engine rather than cancelling its task: with the current engine,
-    /// cancelling a task that iterates `PJSUA.events` while an event is being delivered can
-    /// deadlock (the engine yields events under the lock the stream's termination takes).
+    /// Handles the engine's events until the stream finishes (the engine shut down) or the
+    /// task running it is cancelled.
     /// - Parameter events: a subscription made before the first call, such as `PJSUA.events`.
     public func run(events: AsyncStream<PJSUAEvent>) async {
         for await event in events { await handle(event) }

@@ -154,10 +154,7 @@ extension EngineTests {
                         engine: engine, provider: provider, clock: clock, pushTimeToLive: .seconds(30))
                     await router.bind(h.account, pushHint: "bob")
                     let events = h.engine.events
-                    // Not cancelled: the loop ends when the engine's shutdown finishes the
-                    // stream. Cancelling a task iterating `engine.events` can deadlock with an
-                    // event being emitted (EventHub yields under the lock its onTermination
-                    // takes); reported to the engine's owner.
+                    // Ends by itself when the engine's shutdown finishes the stream.
                     let loop = Task { await router.run(events: events) }
                     try await body(
                         Rig(
