@@ -101,6 +101,12 @@ static inline const pjsip_uri *cpj_rdata_from_uri(const pjsip_rx_data *rdata) {
     return (rdata && rdata->msg_info.from) ? rdata->msg_info.from->uri : NULL;
 }
 
+/* The request's Call-ID in full (pjsua_call_info keeps only its first 127 bytes). */
+static inline pj_str_t cpj_rdata_call_id(const pjsip_rx_data *rdata) {
+    pj_str_t empty = { NULL, 0 };
+    return (rdata && rdata->msg_info.cid) ? rdata->msg_info.cid->id : empty;
+}
+
 /* ---- Account configuration: fixed-size arrays and pjlib lists inside pjsua_acc_config. ---- */
 
 static inline unsigned cpj_acc_max_credentials(void) { return PJSUA_ACC_MAX_PROXIES; }

@@ -367,14 +367,11 @@ extension EngineTests {
             try await exactCallIDOrdering(callID)
         }
 
-        @Test("Call-IDs longer than 128 bytes: the engine truncates them today (known issue)")
+        @Test("Call-IDs longer than pjsua's 128-byte call-info buffer are matched exactly too")
         func overlongCallID() async throws {
-            // pjsua_call_info keeps the Call-ID in a 128-byte buffer and the engine reads it
-            // from there, so the INVITE's Call-ID arrives cut and the push cannot match it.
-            // Needs the engine to take it from the INVITE (rdata) instead; see the Kit README.
-            await withKnownIssue("engine truncates Call-IDs to 128 bytes (pjsua_call_info.call_id)") {
-                try await exactCallIDOrdering(Self.punctuationCallID(length: 200))
-            }
+            // pjsua_call_info keeps 127 bytes of the Call-ID; the engine takes the full one
+            // from the INVITE, so a push naming it matches.
+            try await exactCallIDOrdering(Self.punctuationCallID(length: 200))
         }
 
         @Test("Outgoing call to sipp's UAS: connecting, then start fulfilled and connected at CONFIRMED")

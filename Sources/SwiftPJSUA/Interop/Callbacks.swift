@@ -14,6 +14,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         call: call, state: info.state, sipCallID: info.sipCallID,
         lastStatus: info.lastStatusCode, reason: info.lastReason))
     if info.state == .disconnected {
+        _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
         if !owned.players.isEmpty || !owned.recorders.isEmpty {
@@ -29,6 +30,13 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
 func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?) {
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
+    if let rdata {
+        let sipCallID = PJ.string(cpj_rdata_call_id(rdata))
+        // pjsua's call info holds 127 bytes of it; keep a longer one for this call's events.
+        if sipCallID.utf8.count >= Native.callInfoCallIDCapacity {
+            bridge.longCallIDs.withLock { $0[call.generation] = sipCallID }
+        }
+    }
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     var from = info.remote
     if let rdata, let uri = cpj_rdata_from_uri(rdata) {

@@ -128,6 +128,17 @@ extension Native {
         return result
     }
 
+    /// Bytes of the Call-ID `pjsua_call_info` keeps (its buffer holds 128 with the NUL).
+    static let callInfoCallIDCapacity = 127
+
+    /// The call's Call-ID: `truncated` unless pjsua's buffer cut it, in which case the full
+    /// one the INVITE carried (kept by the incoming-call callback).
+    static func fullCallID(_ truncated: String, of call: Call) -> String {
+        guard truncated.utf8.count >= callInfoCallIDCapacity,
+              let full = EngineBridge.active()?.longCallIDs.withLock({ $0[call.generation] }) else { return truncated }
+        return full
+    }
+
     /// Reads `pjsua_call_info` into storage owned here and converts it at once.
     static func readCallInfo(_ slot: pjsua_call_id, call: Call) -> NativeCallInfo? {
         let raw = UnsafeMutablePointer<pjsua_call_info>.allocate(capacity: 1)
@@ -164,7 +175,7 @@ extension Native {
             role: info.role == PJSIP_ROLE_UAC ? .caller : .callee,
             account: info.acc_id >= 0 ? Handles.account(info.acc_id) : nil,
             state: CallState(native: info.state),
-            sipCallID: PJ.string(info.call_id),
+            sipCallID: fullCallID(PJ.string(info.call_id), of: call),
             local: SIPAddress(parsing: PJ.string(info.local_info)),
             remote: SIPAddress(parsing: PJ.string(info.remote_info)),
             remoteContact: PJ.string(info.remote_contact),
