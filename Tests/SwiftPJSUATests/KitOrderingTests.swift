@@ -73,19 +73,10 @@ extension EngineTests {
                 return sipp
             }
 
-            /// Starts sipp. FreePort's port can be taken by another process before sipp binds
-            /// it (other test runs share this machine); sipp then exits at once, so try another.
             static func startSipp(
                 _ scenario: String, remote: String? = nil, extra: [String] = [], folder: TemporaryFolder
             ) async throws -> Sipp {
-                var attempt = 0
-                while true {
-                    attempt += 1
-                    let sipp = try await Sipp.start(scenario: scenario, remote: remote, extra: extra, folder: folder)
-                    let lostPort = sipp.process.exitStatus != nil && sipp.process.output.contains("Unable to bind")
-                    if attempt < 3, lostPort { continue }
-                    return sipp
-                }
+                try await Sipp.start(scenario: scenario, remote: remote, extra: extra, folder: folder)
             }
 
             /// Waits until the router has rung an INVITE (it sends 180 when one arrives).
