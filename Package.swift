@@ -51,8 +51,19 @@ let package = Package(
         // Launchers for real SIP peers (sipp, kamailio, a second swiftpjsua
         // process). Not a product: used by the tests only.
         .target(name: "PJSUATestSupport", dependencies: ["SwiftPJSUA"], path: "Tests/PJSUATestSupport"),
-        .testTarget(name: "SwiftPJSUATests", dependencies: ["SwiftPJSUA", "PJSUATestSupport"]),
-        .testTarget(name: "SwiftPJSUAKitTests", dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport"]),
+        // Doubles for the Kit's seams: a recording CallProvider (where CallKit sits on
+        // iOS), a recording CallEngine and a manual clock.
+        .target(
+            name: "KitTestSupport", dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport"],
+            path: "Tests/KitTestSupport"),
+        // The Kit's engine tests live here, in the serialized EngineTests suite: pjsua is one
+        // per process and both test targets run in one process (see KitOrderingTests.swift).
+        .testTarget(
+            name: "SwiftPJSUATests",
+            dependencies: ["SwiftPJSUA", "PJSUATestSupport", "SwiftPJSUAKit", "KitTestSupport"]),
+        .testTarget(
+            name: "SwiftPJSUAKitTests",
+            dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport", "KitTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

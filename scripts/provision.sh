@@ -28,7 +28,7 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PAT
 # --- Debian packages ---------------------------------------------------------
 build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev libsrtp2-dev
             libspeex-dev libspeexdsp-dev libgsm1-dev uuid-dev xz-utils)
-peer_pkgs=(sip-tester kamailio sox openssl procps iproute2 python3 util-linux)
+peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox openssl procps iproute2 python3 util-linux)
 
 missing_pkgs() {
     local p

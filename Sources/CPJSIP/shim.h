@@ -101,6 +101,12 @@ static inline const pjsip_uri *cpj_rdata_from_uri(const pjsip_rx_data *rdata) {
     return (rdata && rdata->msg_info.from) ? rdata->msg_info.from->uri : NULL;
 }
 
+/* The request's Call-ID in full (pjsua_call_info keeps only its first 127 bytes). */
+static inline pj_str_t cpj_rdata_call_id(const pjsip_rx_data *rdata) {
+    pj_str_t empty = { NULL, 0 };
+    return (rdata && rdata->msg_info.cid) ? rdata->msg_info.cid->id : empty;
+}
+
 /* ---- Account configuration: fixed-size arrays and pjlib lists inside pjsua_acc_config. ---- */
 
 static inline unsigned cpj_acc_max_credentials(void) { return PJSUA_ACC_MAX_PROXIES; }
@@ -187,5 +193,75 @@ static inline pj_bool_t cpj_msg_data_add_header(pjsua_msg_data *data, pj_pool_t 
 static inline unsigned cpj_dtmf_flag_is_end(void) { return PJMEDIA_STREAM_DTMF_IS_END; }
 /* PJSUA_UNKNOWN_DTMF_DURATION is a cast expression macro. */
 static inline unsigned cpj_dtmf_unknown_duration(void) { return PJSUA_UNKNOWN_DTMF_DURATION; }
+
+/* ---- Requests nothing handles: pjsua leaves them unanswered (its sample app, not the
+ * library, adds a default handler), so a peer would retransmit into silence until its
+ * transaction times out. This last-priority module gives each a final response: 481 for a
+ * request aimed at a dialog or transaction that does not exist (a To tag, BYE, CANCEL,
+ * NOTIFY; RFC 3261 §12.2.2, §15.1.2, RFC 6665 §4.1.3), 405 with Allow otherwise. ACK gets
+ * none. ---- */
+
+static inline pj_bool_t cpj_unhandled_on_rx_request(pjsip_rx_data *rdata) {
+    pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
+    const pjsip_method *method = &rdata->msg_info.msg->line.req.method;
+    pjsip_tx_data *tdata = NULL;
+    pj_str_t notify = pj_str((char *)"NOTIFY");
+    int code;
+    if (method->id == PJSIP_ACK_METHOD) return PJ_TRUE;
+    if ((rdata->msg_info.to && rdata->msg_info.to->tag.slen > 0) || method->id == PJSIP_BYE_METHOD ||
+        method->id == PJSIP_CANCEL_METHOD || pj_stricmp(&method->name, &notify) == 0) {
+        code = PJSIP_SC_CALL_TSX_DOES_NOT_EXIST;
+    } else {
+        code = PJSIP_SC_METHOD_NOT_ALLOWED;
+    }
+    if (pjsip_endpt_create_response(endpt, rdata, code, NULL, &tdata) != PJ_SUCCESS) return PJ_TRUE;
+    if (code == PJSIP_SC_METHOD_NOT_ALLOWED) {
+        const pjsip_hdr *allow = pjsip_endpt_get_capability(endpt, PJSIP_H_ALLOW, NULL);
+        if (allow) pjsip_msg_add_hdr(tdata->msg, (pjsip_hdr *)pjsip_hdr_clone(tdata->pool, allow));
+    }
+    if (pjsip_endpt_send_response2(endpt, rdata, tdata, NULL, NULL) != PJ_SUCCESS) pjsip_tx_data_dec_ref(tdata);
+    return PJ_TRUE;
+}
+
+/* Registers the module above with the endpoint pjsua_init just created; call once per
+ * pjsua_init. pjsip_endpt_destroy unregisters it again, so it is free to reuse here. */
+static inline pj_status_t cpj_register_unhandled_request_responder(void) {
+    static pjsip_module module;
+    pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
+    pj_str_t name = pj_str((char *)"mod-swiftpjsua-unhandled");
+    if (!endpt) return PJ_EINVALIDOP;
+    pj_bzero(&module, sizeof(module));
+    module.name = name;
+    module.id = -1;
+    module.priority = PJSIP_MOD_PRIORITY_APPLICATION + 99;
+    module.on_rx_request = &cpj_unhandled_on_rx_request;
+    return pjsip_endpt_register_module(endpt, &module);
+}
+
+/* pjsua_verify_sip_url parses in a fixed 1024-byte pool with no growth and no exception
+ * handler around the copy: a URI of about 1000 bytes or more makes the pool throw with no
+ * PJ_TRY, which asserts (aborts the process). This does the same check in a pool that
+ * grows: the text parses as a URI, the whole text, with scheme sip or sips. */
+static inline pj_status_t cpj_verify_sip_uri(const char *text, pj_size_t length) {
+    pj_pool_t *pool;
+    char *copy;
+    pjsip_uri *uri;
+    pj_status_t status = PJSIP_EINVALIDURI;
+    if (!text || length == 0) return PJSIP_EINVALIDURI;
+    /* The pool comes from pjsua's factory, which exists only between create and destroy. */
+    if (pjsua_get_state() == PJSUA_STATE_NULL) return PJ_EINVALIDOP;
+    pool = pjsua_pool_create("verify-uri", length + 1024, 1024);
+    if (!pool) return PJ_ENOMEM;
+    copy = (char *)pj_pool_alloc(pool, length + 1);
+    pj_memcpy(copy, text, length);
+    copy[length] = '\0';
+    uri = pjsip_parse_uri(pool, copy, length, 0);
+    if (uri) {
+        const pj_str_t *scheme = pjsip_uri_get_scheme(uri);
+        if (pj_stricmp2(scheme, "sip") == 0 || pj_stricmp2(scheme, "sips") == 0) status = PJ_SUCCESS;
+    }
+    pj_pool_release(pool);
+    return status;
+}
 
 #endif

@@ -129,21 +129,22 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// TLS transport, a registrar or proxy URI without a `transport` parameter gets one
     /// (`;transport=tcp` or `;transport=tls`), so that requests really go over it.
     public var transport: Transport?
-    /// The registration lifetime asked for (`Expires`), at least one second.
+    /// The registration lifetime asked for (`Expires`), 1 s up to `UInt32.max` seconds.
     public var registrationExpiry: Duration
     /// How long to wait before registering again after a failed registration: after a
     /// timeout, 5xx or 6xx (pjsua's automatic retry) and also after a rejected
     /// authentication (401, 403, 407), which pjsua alone does not retry. `.zero` disables
-    /// retrying. Whole seconds.
+    /// retrying. Whole seconds: zero or 1 s up to `UInt32.max` milliseconds (about 49.7 days).
     public var retryInterval: Duration
     /// Random spread added to each retry, ± this much, so that many clients do not retry
     /// at the same moment; `.zero` (the default) retries exactly at ``retryInterval``.
+    /// At most `UInt32.max` milliseconds.
     public var retryJitter: Duration
     /// Send REGISTER as soon as the account is added.
     public var registersOnAdd: Bool
     /// Extra parameters for the Contact URI, starting with `;`, for example `;ob`.
     public var contactParameters: String
-    /// Extra headers for REGISTER requests.
+    /// Extra headers for REGISTER requests; names must be RFC 3261 tokens, as for calls.
     public var registerHeaders: [SIPHeader]
     /// RFC 8599 push parameters for the Contact URI; `nil` for none.
     public var push: PushConfiguration?

@@ -41,6 +41,9 @@ public struct Configuration: Sendable {
 
 /// SIP transaction timers (RFC 3261 §17.1.1.1). A client transaction that gets no final
 /// response fails with 408 after 64 × T1 (timers B and F: 32 s with the defaults).
+/// Each timer must be 1 ms up to `UInt32.max / 64` ms (about 18.6 h), so that 64 × T1 fits
+/// pjsip's 32-bit milliseconds; ``PJSUA/start(_:)`` throws
+/// ``PJSUAUsageError/invalidConfiguration(_:)`` otherwise.
 public struct SIPTimers: Sendable, Hashable {
     /// T1, the round-trip time estimate (RFC 3261 default 500 ms).
     public var t1: Duration
@@ -90,7 +93,8 @@ public enum TransportType: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// TLS settings of a TLS transport.
+/// TLS settings of a TLS transport. ``PJSUA/start(_:)`` throws
+/// ``PJSUAUsageError/invalidConfiguration(_:)`` when a file named here cannot be read.
 public struct TLSConfiguration: Sendable, Hashable {
     /// PEM file of the certificate authorities trusted to sign peers' certificates; `nil`
     /// uses the system bundle (`/etc/ssl/certs/ca-certificates.crt` on Debian) when present.

@@ -15,11 +15,18 @@ extension PJSUA {
     ///   - transport: the transport; `nil` means the first one configured.
     ///   - isDefault: make it the account for requests no other account matches.
     /// - Returns: the new account's handle.
-    /// - Throws: ``PJSUAUsageError`` when not running; ``PJSUAError`` when pjsua refuses.
+    /// - Throws: ``PJSUAUsageError`` when not running;
+    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for a transport this run of the engine
+    ///   did not create; ``PJSUAError`` when pjsua refuses.
     public func addLocalAccount(on transport: Transport? = nil, isDefault: Bool = true) throws -> Account {
         let runtime = try runtime()
         guard let transport = transport ?? runtime.transports.first else {
             throw PJSUAUsageError.invalidConfiguration("no transport")
+        }
+        // pjsua asserts (aborts, in a debug pjproject) on a transport id it does not hold,
+        // such as one from an earlier run of the engine.
+        guard runtime.transports.contains(transport) else {
+            throw PJSUAUsageError.invalidConfiguration("unknown \(transport)")
         }
         let media = runtime.configuration.media
         return try Native.addLocalAccount(
@@ -34,6 +41,7 @@ extension PJSUA {
     /// - Returns: the new account's handle.
     /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when the identity, registrar or a proxy is
     ///   not a SIP URI; ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values;
+    ///   ``PJSUAUsageError/invalidHeader(_:)`` for a REGISTER header whose name is not a token;
     ///   ``PJSUAError`` when pjsua refuses (for example ``PJSUAError/Code/tooMany`` accounts).
     public func addAccount(_ configuration: AccountConfiguration) throws -> Account {
         let runtime = try runtime()
@@ -93,17 +101,32 @@ extension PJSUA {
             throw PJSUAUsageError.invalidConfiguration(
                 "header, Contact and push parameter text must not contain control characters")
         }
+        guard configuration.contactParameters.isEmpty || configuration.contactParameters.hasPrefix(";") else {
+            throw PJSUAUsageError.invalidConfiguration("contactParameters must start with ';', e.g. ';ob'")
+        }
         guard configuration.credentials.count <= Native.maxCredentials else {
             throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxCredentials) credentials")
         }
         guard configuration.outboundProxies.count <= Native.maxProxies else {
             throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxProxies) outbound proxies")
         }
-        guard configuration.registrationExpiry >= .seconds(1) else {
-            throw PJSUAUsageError.invalidConfiguration("registrationExpiry must be at least 1 s")
+        try Self.validateHeaders(configuration.registerHeaders)
+        // pjsua holds the expiry in 32-bit seconds and the engine's retry timer in 32-bit
+        // milliseconds: larger values would not fit.
+        guard configuration.registrationExpiry >= .seconds(1),
+              configuration.registrationExpiry <= .seconds(Int64(UInt32.max)) else {
+            throw PJSUAUsageError.invalidConfiguration("registrationExpiry must be 1 s...\(UInt32.max) s")
         }
-        guard configuration.retryInterval >= .zero, configuration.retryJitter >= .zero else {
-            throw PJSUAUsageError.invalidConfiguration("retryInterval and retryJitter must not be negative")
+        // pjsua takes the interval in whole seconds: a nonzero one under a second would be
+        // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.
+        guard configuration.retryInterval == .zero || configuration.retryInterval >= .seconds(1) else {
+            throw PJSUAUsageError.invalidConfiguration("retryInterval must be zero or at least 1 s")
+        }
+        let longestRetry = Duration.milliseconds(Int64(UInt32.max))
+        guard configuration.retryInterval >= .zero, configuration.retryJitter >= .zero,
+              configuration.retryInterval <= longestRetry, configuration.retryJitter <= longestRetry else {
+            throw PJSUAUsageError.invalidConfiguration(
+                "retryInterval and retryJitter must be 0...\(longestRetry)")
         }
         var effective = configuration
         guard let transport = configuration.transport else { return effective }

@@ -83,8 +83,11 @@ extension PJSUA {
         guard !normalized.isEmpty, normalized.allSatisfy(allowed.contains) else {
             throw PJSUAUsageError.invalidDTMFDigits(digits)
         }
+        // Compare durations, not milliseconds: converting an enormous duration would overflow.
+        guard duration >= .milliseconds(1), duration <= .seconds(10) else {
+            throw PJSUAUsageError.invalidDTMFDigits(digits)
+        }
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        guard (1...10_000).contains(milliseconds) else { throw PJSUAUsageError.invalidDTMFDigits(digits) }
         try Native.sendDTMF(
             try confirmedSlot(call), digits: normalized, method: method, milliseconds: Int(milliseconds))
     }
@@ -105,6 +108,8 @@ extension PJSUA {
     ///   ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)`` when
     ///   the call is not confirmed; ``PJSUAError`` when pjsua refuses.
     public func transfer(_ call: Call, to uri: String, headers: [SIPHeader] = []) throws {
+        // The URI check parses with pjsua's pool factory: only while pjsua exists.
+        _ = try runtime()
         guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
         try Self.validateHeaders(headers)
         try Native.transfer(try confirmedSlot(call), to: uri, headers: headers)
@@ -114,10 +119,15 @@ extension PJSUA {
     /// with a `Replaces` parameter (RFC 3891) for `other`'s dialog, so the far end of `call`
     /// replaces our call with `other`'s far end. Progress events as for ``transfer(_:to:headers:)``.
     /// Wraps `pjsua_call_xfer_replaces`.
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)`` for either call;
+    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` when `call` and `other` are the
+    ///   same call; ``PJSUAUsageError/unknownCall(_:)`` for either call;
     ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when either is not confirmed;
     ///   ``PJSUAError`` when pjsua refuses.
     public func transfer(_ call: Call, replacing other: Call, headers: [SIPHeader] = []) throws {
+        // Replacing a call's own dialog makes the far end end the call it was asked to keep.
+        guard call != other else {
+            throw PJSUAUsageError.invalidConfiguration("a call cannot be transferred to replace itself")
+        }
         try Self.validateHeaders(headers)
         let slot = try confirmedSlot(call)
         let otherSlot = try confirmedSlot(other)
@@ -176,13 +186,16 @@ extension PJSUA {
     /// - Parameters:
     ///   - id: a codec id or its prefix (`PCMU`, `opus/48000`); every codec that matches is set.
     ///   - priority: 0–255, higher first.
-    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` for a priority outside 0–255;
+    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` for a priority outside 0–255
+    ///   or an empty id;
     ///   ``PJSUAError`` with ``PJSUAError/Code/notFound`` for an unknown codec.
     public func setCodecPriority(_ id: String, _ priority: Int) throws {
         _ = try runtime()
         guard (0...255).contains(priority) else {
             throw PJSUAUsageError.invalidConfiguration("codec priority must be 0...255, got \(priority)")
         }
+        // pjsua matches ids by prefix: an empty one would set every codec.
+        guard !id.isEmpty else { throw PJSUAUsageError.invalidConfiguration("empty codec id") }
         try Native.setCodecPriority(id, priority)
     }
 

@@ -21,16 +21,25 @@ extension PJSUA {
         return try Native.makeCall(to: uri, from: accountSlot, headers: headers)
     }
 
-    /// Throws for a header whose name is not an RFC 3261 token or whose value could break
-    /// out of its line.
+    /// Throws for a header whose name is not an RFC 3261 token, whose value could break out
+    /// of its line, or that pjsip writes itself (a second `CSeq`, `Call-ID`, `Via`… would make
+    /// the message invalid).
     static func validateHeaders(_ headers: [SIPHeader]) throws(PJSUAUsageError) {
         let token = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.!%*_+`'~")
         for header in headers {
             guard !header.name.isEmpty, header.name.allSatisfy(token.contains),
-                  !header.value.containsLineBreakOrControl
+                  !header.value.containsLineBreakOrControl,
+                  !managedHeaderNames.contains(header.name.lowercased())
             else { throw .invalidHeader("\(header.name): \(header.value)") }
         }
     }
+
+    /// Headers pjsip builds for every request or response (full and compact forms), which
+    /// an app must not add a second time.
+    static let managedHeaderNames: Set<String> = [
+        "via", "v", "from", "f", "to", "t", "call-id", "i", "cseq", "max-forwards", "content-length", "l",
+        "content-type", "c", "contact", "m", "route", "record-route",
+    ]
 
     /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.
     ///
@@ -48,7 +57,7 @@ extension PJSUA {
         guard (100...699).contains(statusCode) else { throw PJSUAUsageError.invalidStatusCode(statusCode) }
         try Self.validateHeaders(headers)
         let slot = try liveSlot(call)
-        if let info = Native.readCallState(slot),
+        if let info = Native.readCallState(slot, call: call),
            info.role != .callee || ![.incoming, .early].contains(info.state) {
             throw PJSUAUsageError.invalidCallState(call, info.state)
         }

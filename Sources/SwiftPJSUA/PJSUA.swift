@@ -164,6 +164,21 @@ public actor PJSUA {
         guard configuration.media.rtpPorts.count >= 2 else {
             throw .invalidConfiguration("rtpPorts must hold at least two ports")
         }
+        // pjsip reads TLS files only when a connection is set up, so a wrong path would
+        // surface much later as a bare TLS failure of some request: check them now.
+        for transport in configuration.transports where transport.type == .tls || transport.type == .tls6 {
+            let files = [transport.tls.caFile, transport.tls.certificateFile, transport.tls.privateKeyFile]
+            for case let file? in files where !FileManager.default.isReadableFile(atPath: file) {
+                throw .invalidConfiguration("TLS file is missing or unreadable: \(file)")
+            }
+        }
+        // pjsip keeps the timers in 32-bit milliseconds, and timer B/F is 64 × T1; zero would
+        // retransmit in a tight loop.
+        let longestTimer = Duration.milliseconds(Int64(UInt32.max / 64))
+        let timers = configuration.timers
+        guard [timers.t1, timers.t2, timers.t4].allSatisfy({ $0 >= .milliseconds(1) && $0 <= longestTimer }) else {
+            throw .invalidConfiguration("SIP timers T1, T2 and T4 must be 1 ms...\(longestTimer)")
+        }
     }
 
     /// Ends every call, unregisters accounts, destroys pjsua and finishes every event

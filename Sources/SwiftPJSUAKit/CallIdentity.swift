@@ -1,5 +1,10 @@
 import Foundation
-import SwiftPJSUA
+
+#if canImport(CryptoKit)
+    import CryptoKit
+#else
+    import SwiftPJSUA
+#endif
 
 /// The one UUID that names a logical call across a VoIP push and its SIP INVITE.
 ///
@@ -11,30 +16,54 @@ public enum CallIdentity {
     /// The namespace for Call-ID-derived UUIDs. Fixed forever: changing it would give the
     /// same call different UUIDs in different app versions.
     /// `3C1F9A62-5A7E-4D0B-9F43-7E2C6B8D1A95`.
-    public static let namespace = UUID(uuid: (
-        0x3C, 0x1F, 0x9A, 0x62, 0x5A, 0x7E, 0x4D, 0x0B, 0x9F, 0x43, 0x7E, 0x2C, 0x6B, 0x8D, 0x1A, 0x95))
+    public static let namespace = UUID(
+        uuid: (
+            0x3C, 0x1F, 0x9A, 0x62, 0x5A, 0x7E, 0x4D, 0x0B, 0x9F, 0x43, 0x7E, 0x2C, 0x6B, 0x8D, 0x1A, 0x95
+        ))
 
     /// The call's UUID.
     /// - Parameters:
     ///   - serverUUID: a UUID the server supplied, used as is.
     ///   - sipCallID: the Call-ID header value, compared byte for byte (no trimming or case folding).
+    /// - Returns: `serverUUID` if given; else the version-5 UUID of `sipCallID` under
+    ///   ``namespace`` if it is not empty; else a new random UUID.
     public static func uuid(serverUUID: UUID? = nil, sipCallID: String? = nil) -> UUID {
         if let serverUUID { return serverUUID }
         if let sipCallID, !sipCallID.isEmpty { return UUID.nameBased(namespace: namespace, name: sipCallID) }
         return UUID()
     }
+
+    /// The 20-byte SHA-1 digest of `bytes`, from a maintained implementation: CryptoKit's
+    /// `Insecure.SHA1` on Apple platforms, pjlib-util's (already linked with pjsua) elsewhere.
+    /// Used only for name-based UUIDs; SHA-1 is not collision resistant.
+    static func sha1(_ bytes: [UInt8]) -> [UInt8] {
+        #if canImport(CryptoKit)
+            return Array(Insecure.SHA1.hash(data: bytes))
+        #else
+            return SHA1.hash(bytes)
+        #endif
+    }
 }
 
 extension UUID {
     /// A name-based UUID, version 5 (SHA-1), as RFC 4122 §4.3 defines it.
+    /// - Parameters:
+    ///   - namespace: the namespace UUID (for Call-IDs, ``CallIdentity/namespace``).
+    ///   - name: the name; its UTF-8 bytes are hashed exactly as given.
+    /// - Returns: the UUID, the same for the same namespace and name on every platform.
     public static func nameBased(namespace: UUID, name: String) -> UUID {
-        var bytes = withUnsafeBytes(of: namespace.uuid) { Array($0) }
+        let n = namespace.uuid
+        var bytes: [UInt8] = [
+            n.0, n.1, n.2, n.3, n.4, n.5, n.6, n.7, n.8, n.9, n.10, n.11, n.12, n.13, n.14, n.15,
+        ]
         bytes.append(contentsOf: Array(name.utf8))
-        var hash = Array(SHA1.hash(bytes).prefix(16))
+        var hash = Array(CallIdentity.sha1(bytes).prefix(16))
         hash[6] = (hash[6] & 0x0F) | 0x50  // version 5
         hash[8] = (hash[8] & 0x3F) | 0x80  // RFC 4122 variant
-        return UUID(uuid: (
-            hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7],
-            hash[8], hash[9], hash[10], hash[11], hash[12], hash[13], hash[14], hash[15]))
+        return UUID(
+            uuid: (
+                hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7],
+                hash[8], hash[9], hash[10], hash[11], hash[12], hash[13], hash[14], hash[15]
+            ))
     }
 }

@@ -19,6 +19,11 @@ struct CallFeatures: Sendable {
             headers.append(header)
         }
         dtmf = options.string("dtmf")
+        // Checked here so that a typo is a usage error before any call, not a failure
+        // printed after the call connected.
+        if let dtmf, dtmf.isEmpty || !dtmf.uppercased().allSatisfy(Set("0123456789*#ABCD").contains) {
+            throw UsageError(message: "--dtmf takes digits 0-9 * # A-D, got \(dtmf)")
+        }
         transferTo = options.string("transfer-to")
         holdAfter = try options.seconds("hold-after")
     }

@@ -40,10 +40,26 @@ public final class Sipp: Sendable {
     ///   - remote: the `host:port` to send to (for UAC scenarios).
     ///   - calls: stop after this many calls (`-m`).
     ///   - extra: more sipp arguments (`-r`, `-l`, `-d`, `-key`…).
-    /// Waits until sipp has bound its SIP port.
+    /// Waits until sipp has bound its SIP port. FreePort's port can be taken by another
+    /// process before sipp binds it (other test runs share the machine); sipp then exits at
+    /// once, and another port is tried (three attempts).
     public static func start(
         scenario: String, remote: String? = nil, calls: Int = 1, extra: [String] = [],
         folder: TemporaryFolder, timeout: Duration = .seconds(60)
+    ) async throws -> Sipp {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let sipp = try await launch(
+                scenario: scenario, remote: remote, calls: calls, extra: extra, folder: folder, timeout: timeout)
+            let lostPort = sipp.process.exitStatus != nil && sipp.process.output.contains("Unable to bind")
+            if attempt < 3, lostPort { continue }
+            return sipp
+        }
+    }
+
+    private static func launch(
+        scenario: String, remote: String?, calls: Int, extra: [String], folder: TemporaryFolder, timeout: Duration
     ) async throws -> Sipp {
         let port = FreePort.udp()
         let statsFile = folder.file("sipp-\(port).csv")

@@ -8,8 +8,9 @@ struct CallIdentityTests {
     @Test("UUIDv5 known answer (RFC 4122 DNS namespace, www.example.com)")
     func knownAnswer() throws {
         let dns = try #require(UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8"))
-        #expect(UUID.nameBased(namespace: dns, name: "www.example.com").uuidString.lowercased()
-            == "2ed6657d-e927-568b-95e1-2665a8aea6a2")
+        #expect(
+            UUID.nameBased(namespace: dns, name: "www.example.com").uuidString.lowercased()
+                == "2ed6657d-e927-568b-95e1-2665a8aea6a2")
     }
 
     @Test("SHA-1 known answers (FIPS 180 'abc' and the empty message)")

@@ -555,6 +555,12 @@ extension EngineTests {
             await #expect(throws: PJSUAUsageError.invalidHeader("X-Bad: a\r\nInjected: 1")) {
                 try await h.engine.answer(call, headers: [SIPHeader(name: "X-Bad", value: "a\r\nInjected: 1")])
             }
+            // Headers pjsip writes itself cannot be added a second time, in any spelling.
+            for name in ["CSeq", "call-id", "Via", "i", "Content-Length"] {
+                await #expect(throws: PJSUAUsageError.invalidHeader("\(name): 99 BYE")) {
+                    try await h.engine.answer(call, headers: [SIPHeader(name: name, value: "99 BYE")])
+                }
+            }
             try await h.engine.answer(call, headers: [SIPHeader(name: "X-Answered-By", value: "engine")])
             try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
             try await h.engine.hangup(call, headers: [SIPHeader(name: "X-Hangup-Cause", value: "test done")])

@@ -315,9 +315,7 @@ extension EngineTests {
         defer { folder.remove() }
         let kamailio = try await Kamailio.start(folder: folder)
         defer { kamailio.stop() }
-        let captured = CapturedLog()
-        defer { try? captured.all.joined(separator: "\n").write(toFile: "/tmp/pushlog.txt", atomically: true, encoding: .utf8) }
-        try await EngineHarness.run(logHandler: captured, logLevel: 5) { h in
+        try await EngineHarness.run { h in
             var configuration = Self.account("alice", at: kamailio)
             configuration.push = .apns(teamID: "ABCDE12345", bundleID: "com.example.phone", token: "00aa11bb")
             let alice = try await h.engine.addAccount(configuration)

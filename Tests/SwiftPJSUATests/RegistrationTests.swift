@@ -54,6 +54,11 @@ extension EngineTests {
     @Test("Account configuration is validated before pjsua sees it")
     func accountValidation() async throws {
         try await EngineHarness.run { h in
+            // pjsua appends Contact parameters verbatim after the '>': they must start with ';'.
+            await #expect(throws: PJSUAUsageError.self) {
+                try await h.engine.addAccount(AccountConfiguration(
+                    identity: "sip:alice@127.0.0.1", registersOnAdd: false, contactParameters: "ob"))
+            }
             await #expect(throws: PJSUAUsageError.invalidURI("alice")) {
                 try await h.engine.addAccount(AccountConfiguration(identity: "alice"))
             }

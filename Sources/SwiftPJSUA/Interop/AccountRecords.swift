@@ -62,7 +62,7 @@ final class AccountRecords: Sendable {
         let token = UnsafeMutableRawPointer(bitPattern: UInt(account.generation))
         _ = cpj_schedule_timer(
             { token in authenticationRetryFired(UInt64(UInt(bitPattern: token))) },
-            token, UInt32(policy.configuration.retryInterval.milliseconds))
+            token, UInt32(clamping: policy.configuration.retryInterval.milliseconds))
     }
 
     /// The account to register again now, if it is still wanted.

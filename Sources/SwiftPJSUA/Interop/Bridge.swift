@@ -9,6 +9,8 @@ final class EngineBridge: Sendable {
     let executor: EngineExecutor
     let logHandler: (any PJSUALogHandler)?
     let media = Protected(MediaPlan())
+    /// Incoming calls' Call-IDs longer than `pjsua_call_info` holds, by call generation.
+    let longCallIDs = Protected<[UInt64: String]>([:])
     /// What the engine keeps per account: configuration, wanted registration, retries.
     let accountRecords = AccountRecords()
     /// How incoming REFERs are answered; read by the transfer-request callback.

@@ -9,11 +9,12 @@ import CPJSIP
 func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_event>?) {
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
-    guard let info = Native.readCallState(slot) else { return }
+    guard let info = Native.readCallState(slot, call: call) else { return }
     bridge.hub.emit(.callState(
         call: call, state: info.state, sipCallID: info.sipCallID,
         lastStatus: info.lastStatus, reason: info.reason))
     if info.state == .disconnected {
+        _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
         if !owned.players.isEmpty || !owned.recorders.isEmpty {
@@ -29,6 +30,13 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
 func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?) {
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
+    if let rdata {
+        let sipCallID = PJ.string(cpj_rdata_call_id(rdata))
+        // pjsua's call info holds 127 bytes of it; keep a longer one for this call's events.
+        if sipCallID.utf8.count >= Native.callInfoCallIDCapacity {
+            bridge.longCallIDs.withLock { $0[call.generation] = sipCallID }
+        }
+    }
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     var from = info.remote
     if let rdata, let uri = cpj_rdata_from_uri(rdata) {
@@ -59,10 +67,13 @@ func onCallMediaState(_ slot: pjsua_call_id) {
 func onDTMFEvent(_ slot: pjsua_call_id, _ event: UnsafePointer<pjsua_dtmf_event>?) {
     guard let bridge = EngineBridge.active(), let event else { return }
     guard event.pointee.flags & cpj_dtmf_flag_is_end() != 0 else { return }
-    guard let scalar = Unicode.Scalar(event.pointee.digit) else { return }
+    // SIP INFO carries whatever character the peer put after `Signal=`; pjsua passes it on.
+    // Report only what the event promises (0-9 * # A-D, uppercase); anything else is no digit.
+    guard let scalar = Unicode.Scalar(event.pointee.digit),
+          let digit = Character(scalar).uppercased().first, "0123456789*#ABCD".contains(digit) else { return }
     let duration = event.pointee.duration
     bridge.hub.emit(.dtmf(
-        call: Handles.call(slot), digit: Character(scalar),
+        call: Handles.call(slot), digit: digit,
         method: event.pointee.method == PJSUA_DTMF_METHOD_SIP_INFO ? .sipInfo : .rfc4733,
         duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration))))
 }

@@ -29,8 +29,17 @@ extension Native {
         config.priority -= 1
         applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
         var slot = pjsua_acc_id(cpj_invalid_id())
+        try ensureRoomForAccount()
         try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         return Handles.account(slot)
+    }
+
+    /// Throws ``PJSUAError/Code/tooMany`` when every account slot is taken: pjsua_acc_add
+    /// checks that with an assertion, which aborts the process in a debug pjproject.
+    private static func ensureRoomForAccount() throws(PJSUAError) {
+        guard pjsua_acc_get_count() < cpj_max_accounts() else {
+            throw PJ.error(cpj_status_etoomany(), "pjsua_acc_add")
+        }
     }
 
     static func applyRTP(
@@ -62,6 +71,7 @@ extension Native {
             // pjsua_acc_add only logs a failure to start registering; register here instead,
             // so that a registration that cannot even be sent fails the add.
             config.register_on_acc_add = 0
+            try ensureRoomForAccount()
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
         let handle = Handles.account(slot)
@@ -120,11 +130,11 @@ extension Native {
             cpj_acc_set_proxy(&config, UInt32(index), scope.pj(proxy))
         }
         if let transport = account.transport { config.transport_id = transport.id }
-        config.reg_timeout = UInt32(account.registrationExpiry.components.seconds)
+        config.reg_timeout = UInt32(clamping: account.registrationExpiry.components.seconds)
         // Retry at the configured interval, the first retry too, with the configured spread.
-        config.reg_retry_interval = UInt32(account.retryInterval.components.seconds)
+        config.reg_retry_interval = UInt32(clamping: account.retryInterval.components.seconds)
         config.reg_first_retry_interval = config.reg_retry_interval
-        config.reg_retry_random_interval = UInt32(account.retryJitter.components.seconds)
+        config.reg_retry_random_interval = UInt32(clamping: account.retryJitter.components.seconds)
         if !account.contactParameters.isEmpty { config.contact_params = scope.pj(account.contactParameters) }
         if let push = account.push {
             switch push.scope {

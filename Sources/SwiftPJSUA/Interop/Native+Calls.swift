@@ -3,9 +3,15 @@ import CPJSIP
 extension Native {
     // MARK: Calls
 
-    /// Whether `uri` is a SIP or SIPS URI pjsip can parse (`pjsua_verify_sip_url`).
+    /// Whether `uri` is a SIP or SIPS URI pjsip can parse, all of it (the check of
+    /// `pjsua_verify_sip_url`, which aborts on a URI of about 1000 bytes or more). A NUL
+    /// inside would make C see a shorter URI than the one later used: never valid.
     static func isValidSIPURI(_ uri: String) -> Bool {
-        uri.withCString { pjsua_verify_sip_url($0) } == cpj_success()
+        var text = uri
+        guard !text.utf8.contains(0) else { return false }
+        return text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { cpj_verify_sip_uri($0.baseAddress, pj_size_t($0.count)) }
+        } == cpj_success()
     }
 
     /// Runs `body` with a `pjsua_msg_data` carrying `headers` (or `nil` when there are none).
@@ -122,6 +128,17 @@ extension Native {
         return result
     }
 
+    /// Bytes of the Call-ID `pjsua_call_info` keeps (its buffer holds 128 with the NUL).
+    static let callInfoCallIDCapacity = 127
+
+    /// The call's Call-ID: `truncated` unless pjsua's buffer cut it, in which case the full
+    /// one the INVITE carried (kept by the incoming-call callback).
+    static func fullCallID(_ truncated: String, of call: Call) -> String {
+        guard truncated.utf8.count >= callInfoCallIDCapacity,
+              let full = EngineBridge.active()?.longCallIDs.withLock({ $0[call.generation] }) else { return truncated }
+        return full
+    }
+
     /// Reads `pjsua_call_info` into storage owned here and converts it at once.
     static func readCallInfo(_ slot: pjsua_call_id, call: Call) -> NativeCallInfo? {
         let raw = UnsafeMutablePointer<pjsua_call_info>.allocate(capacity: 1)
@@ -158,7 +175,7 @@ extension Native {
             role: info.role == PJSIP_ROLE_UAC ? .caller : .callee,
             account: info.acc_id >= 0 ? Handles.account(info.acc_id) : nil,
             state: CallState(native: info.state),
-            sipCallID: PJ.string(info.call_id),
+            sipCallID: fullCallID(PJ.string(info.call_id), of: call),
             local: SIPAddress(parsing: PJ.string(info.local_info)),
             remote: SIPAddress(parsing: PJ.string(info.remote_info)),
             remoteContact: PJ.string(info.remote_contact),
@@ -174,7 +191,11 @@ extension Native {
     static func streamStatistics(_ slot: pjsua_call_id, mediaIndex: Int) throws(PJSUAError) -> StreamStatistics {
         let raw = UnsafeMutablePointer<pjsua_stream_stat>.allocate(capacity: 1)
         defer { raw.deallocate() }
-        try PJ.check(cpj_call_get_stream_stat(slot, UInt32(mediaIndex), raw), "pjsua_call_get_stream_stat")
+        // A negative or huge index names no stream: the same answer as an absent one.
+        guard let index = UInt32(exactly: mediaIndex) else {
+            throw PJ.error(cpj_status_enotfound(), "pjsua_call_get_stream_stat")
+        }
+        try PJ.check(cpj_call_get_stream_stat(slot, index, raw), "pjsua_call_get_stream_stat")
         let rtcp = raw.pointee.rtcp
         return StreamStatistics(
             packetsSent: UInt64(rtcp.tx.pkt), bytesSent: UInt64(rtcp.tx.bytes),

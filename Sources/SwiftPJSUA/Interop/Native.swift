@@ -74,6 +74,9 @@ enum Native {
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
+            // Answer requests no module handles (an out-of-dialog BYE, an unknown method)
+            // instead of leaving the peer to time out.
+            try PJ.check(cpj_register_unhandled_request_responder(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
@@ -109,8 +112,10 @@ enum Native {
     /// Sets pjsip's process-wide transaction timers (`pjsip_cfg()->tsx` and the transaction
     /// layer's copies, `pjsip_tsx_set_timers`); timer B/F (the timeout) is 64 × T1.
     static func applyTimers(_ timers: SIPTimers) {
-        let t1 = UInt32(timers.t1.milliseconds), t2 = UInt32(timers.t2.milliseconds)
-        let t4 = UInt32(timers.t4.milliseconds), td = UInt32(timers.transactionTimeout.milliseconds)
+        // Validated at start to fit; clamping keeps a slip from trapping.
+        let t1 = UInt32(clamping: timers.t1.milliseconds), t2 = UInt32(clamping: timers.t2.milliseconds)
+        let t4 = UInt32(clamping: timers.t4.milliseconds)
+        let td = UInt32(clamping: timers.transactionTimeout.milliseconds)
         if let settings = pjsip_cfg() {
             settings.pointee.tsx.t1 = t1
             settings.pointee.tsx.t2 = t2
@@ -251,9 +256,13 @@ extension MediaType {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down, at least 0.
+    /// Whole milliseconds, rounded down, at least 0; saturates at `Int64.max` instead of
+    /// overflowing for durations beyond about 292 million years.
     var milliseconds: Int64 {
-        max(0, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000)
+        let (whole, overflow) = components.seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return components.seconds < 0 ? 0 : .max }
+        let (total, carry) = whole.addingReportingOverflow(components.attoseconds / 1_000_000_000_000_000)
+        return carry ? .max : max(0, total)
     }
 
     init(_ value: pj_time_val) {

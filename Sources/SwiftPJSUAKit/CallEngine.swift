@@ -1,0 +1,104 @@
+import Foundation
+import SwiftPJSUA
+
+/// The engine operations the ``CallRouter`` uses: a seam over `PJSUA` so the router's
+/// logic can also be driven by a test double.
+///
+/// ``PJSUAEngine`` is the implementation over the real engine.
+public protocol CallEngine: Sendable {
+    /// Places a call. See `PJSUA.makeCall(to:from:)`.
+    func makeCall(to uri: String, from account: Account) async throws -> Call
+    /// Sends a provisional or final response to an incoming call. See `PJSUA.answer(_:statusCode:)`.
+    func answer(_ call: Call, statusCode: Int) async throws
+    /// Ends a call; `statusCode` is the final response for an unanswered incoming call.
+    /// See `PJSUA.hangup(_:statusCode:)`.
+    func hangup(_ call: Call, statusCode: Int?) async throws
+    /// Attaches the sound device. See `PJSUA.activateAudioDevice()`.
+    func activateAudioDevice() async throws
+    /// Detaches the sound device. See `PJSUA.deactivateAudioDevice()`.
+    func deactivateAudioDevice() async throws
+    /// Sends a fresh REGISTER for the account now.
+    func reRegister(_ account: Account) async throws
+    /// Puts the call on hold (`true`) or resumes it (`false`) with a re-INVITE.
+    func setHold(_ call: Call, _ onHold: Bool) async throws
+    /// Stops (`true`) or restarts (`false`) sending the microphone's audio into the call.
+    func setMuted(_ call: Call, _ muted: Bool) async throws
+    /// Sends DTMF digits as RFC 4733 telephone-events.
+    func sendDTMF(_ call: Call, digits: String) async throws
+    /// Connects (`true`) or disconnects (`false`) the audio of two calls in the conference bridge.
+    func setConferenced(_ call: Call, with other: Call, _ joined: Bool) async throws
+}
+
+/// ``CallEngine`` over the real engine.
+///
+/// Start the engine with `MediaConfiguration(soundDeviceActivation: .byApp)`: the router
+/// then attaches the sound device only while the system's audio session is active.
+public struct PJSUAEngine: CallEngine {
+    /// The engine.
+    public let engine: PJSUA
+
+    /// Wraps an engine.
+    /// - Parameter engine: a started or not yet started engine.
+    public init(_ engine: PJSUA) { self.engine = engine }
+
+    /// Calls `PJSUA.makeCall(to:from:)`.
+    public func makeCall(to uri: String, from account: Account) async throws -> Call {
+        try await engine.makeCall(to: uri, from: account)
+    }
+
+    /// Calls `PJSUA.answer(_:statusCode:)`.
+    public func answer(_ call: Call, statusCode: Int) async throws {
+        try await engine.answer(call, statusCode: statusCode)
+    }
+
+    /// Calls `PJSUA.hangup(_:statusCode:)`.
+    public func hangup(_ call: Call, statusCode: Int?) async throws {
+        try await engine.hangup(call, statusCode: statusCode)
+    }
+
+    /// Calls `PJSUA.activateAudioDevice()`.
+    public func activateAudioDevice() async throws {
+        try await engine.activateAudioDevice()
+    }
+
+    /// Calls `PJSUA.deactivateAudioDevice()`.
+    public func deactivateAudioDevice() async throws {
+        try await engine.deactivateAudioDevice()
+    }
+
+    /// Calls `PJSUA.reRegister(_:updatingPush:)`: a fresh REGISTER with the account's current
+    /// push parameters.
+    public func reRegister(_ account: Account) async throws {
+        try await engine.reRegister(account)
+    }
+
+    /// Calls `PJSUA.setHold(_:)` (a re-INVITE offering `sendonly`) or `PJSUA.resume(_:)`
+    /// (`sendrecv`); the media state event that shows it follows.
+    public func setHold(_ call: Call, _ onHold: Bool) async throws {
+        if onHold {
+            try await engine.setHold(call)
+        } else {
+            try await engine.resume(call)
+        }
+    }
+
+    /// Calls `PJSUA.setMuted(_:_:)`: the far end hears silence while muted.
+    public func setMuted(_ call: Call, _ muted: Bool) async throws {
+        try await engine.setMuted(call, muted)
+    }
+
+    /// Calls `PJSUA.sendDTMF(_:digits:method:duration:)` with RFC 4733 telephone-events.
+    public func sendDTMF(_ call: Call, digits: String) async throws {
+        try await engine.sendDTMF(call, digits: digits, method: .rfc4733)
+    }
+
+    /// Calls `PJSUA.joinConference(_:)` with both calls, or `PJSUA.leaveConference(_:)` for
+    /// `call` (which leaves every link it has).
+    public func setConferenced(_ call: Call, with other: Call, _ joined: Bool) async throws {
+        if joined {
+            try await engine.joinConference([call, other])
+        } else {
+            try await engine.leaveConference(call)
+        }
+    }
+}

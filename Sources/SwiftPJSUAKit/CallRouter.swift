@@ -1,0 +1,642 @@
+import Foundation
+import SwiftPJSUA
+
+/// Routes between the engine and the system's call UI: one logical call per push/INVITE
+/// pair, user actions applied to the right engine call, and the sound device attached only
+/// while the system's audio session is active.
+///
+/// Platform-neutral: it talks to a ``CallProvider`` (CallKit on iOS, a recording double in
+/// tests) and to a ``CallEngine`` (``PJSUAEngine`` over the real engine).
+///
+/// Feed it the engine's events with ``run(events:)``, pushes with ``handlePush(_:)``, user
+/// actions with ``perform(_:)`` and the audio session's signals with
+/// ``audioSessionDidActivate()`` and ``audioSessionDidDeactivate()``.
+///
+/// What it guarantees:
+/// - Each logical call is reported with ``CallProvider/reportNewIncomingCall(_:update:)``
+///   once, whichever of push and INVITE comes first (see ``CallRegistry`` for the matching).
+/// - An answer given before the INVITE arrives is applied when it arrives; answer and start
+///   are fulfilled when the call is CONFIRMED; hold when the media state shows it.
+/// - A push whose INVITE does not come within ``pushTimeToLive`` (on the injected clock) is
+///   reported ended as ``CallEndReason/unanswered``.
+/// - The sound device is attached by ``audioSessionDidActivate()`` and detached by
+///   ``audioSessionDidDeactivate()`` and by nothing else: answering or dialling never opens
+///   the microphone. Start the engine with `soundDeviceActivation: .byApp`.
+public actor CallRouter {
+    /// What a push led to.
+    public enum PushOutcome: Sendable, Hashable {
+        /// A new call was reported to the provider.
+        case reportedNewCall(UUID)
+        /// The call was already known (its INVITE or an earlier push came first); nothing new
+        /// was reported. On iOS the PushKit adapter still satisfies PushKit's rule.
+        case alreadyReported(UUID)
+        /// The provider refused the call (Do Not Disturb, a blocked caller); its INVITE is
+        /// declined with 486 when it comes.
+        case rejectedBySystem(UUID)
+        /// The call already ended (its INVITE came first and was cancelled or answered
+        /// elsewhere within ``pushTimeToLive``): a late push. Nothing was reported; on iOS the
+        /// PushKit adapter reports the call ended at once, as PushKit obliges it to report one.
+        case alreadyEnded(UUID)
+        /// The account was asked to register again.
+        case reRegistered(Account)
+    }
+
+    /// What the router knows of a Call-ID, readable without awaiting the actor (PushKit
+    /// needs a UUID synchronously, before its delegate method returns).
+    private struct Claim {
+        var id: UUID
+        /// For an ended call: whether its ``pushTimeToLive`` has passed (then it is forgotten).
+        var forgotten: (@Sendable () -> Bool)?
+        var ended: Bool { forgotten != nil }
+    }
+
+    /// The router's per-call bookkeeping, beside the registry entry.
+    private struct Track {
+        enum Report { case reporting, reported }
+        var report: Report
+        /// The call ended while the provider was still being told of it: report this after.
+        var endedWhileReporting: CallEndReason?
+        /// The INVITE, when it comes, is declined with this status (the user declined, or
+        /// the system refused, before it arrived); nothing more is reported.
+        var declineStatus: Int?
+        var pendingStart: UUID?
+        var pendingAnswer: UUID?
+        var pendingEnd: UUID?
+        var pendingHold: (action: UUID, onHold: Bool)?
+        var reportedConnecting = false
+        /// The call this one's audio is joined with.
+        var groupedWith: UUID?
+        var expiry: Task<Void, Never>?
+    }
+
+    private let engine: any CallEngine
+    private let provider: any CallProvider
+    private let clock: any Clock<Duration>
+    /// How long a push waits for its INVITE before the call is reported ended as unanswered.
+    public let pushTimeToLive: Duration
+    /// The INVITE header in which the server may put the call's UUID (the same UUID as in
+    /// the push's `uuid`), or `nil` to ignore headers.
+    public let callUUIDHeader: String?
+
+    private var registry = CallRegistry()
+    /// Call-ID → UUID of live calls, of pushes claimed by ``claimCallUUID(for:)`` and, for
+    /// ``pushTimeToLive`` after they end, of ended calls (so a late push is not a new call).
+    private let claims = Locked<[String: Claim]>([:])
+    private var tracks: [UUID: Track] = [:]
+    private var hints: [Account: String] = [:]
+    private var boundAccounts: [Account] = []
+    /// Calls being placed: their first events may arrive before `makeCall` returns.
+    private var startsInFlight = 0
+    private var earlyEvents: [PJSUAEvent] = []
+    /// Whether the system's audio session is active (and so the sound device attached).
+    public private(set) var isAudioSessionActive = false
+
+    /// Creates a router.
+    /// - Parameters:
+    ///   - engine: the engine (``PJSUAEngine`` for the real one).
+    ///   - provider: the call UI.
+    ///   - clock: the clock that times push expiry; inject a manual clock in tests.
+    ///   - pushTimeToLive: how long a push waits for its INVITE (30 s by default).
+    ///   - callUUIDHeader: the INVITE header carrying the server's UUID for the call
+    ///     (`X-Call-UUID` by default), so a push without a Call-ID matches its INVITE exactly;
+    ///     `nil` ignores headers.
+    public init(
+        engine: any CallEngine, provider: any CallProvider, clock: any Clock<Duration> = ContinuousClock(),
+        pushTimeToLive: Duration = .seconds(30), callUUIDHeader: String? = "X-Call-UUID"
+    ) {
+        self.engine = engine
+        self.provider = provider
+        self.clock = clock
+        self.pushTimeToLive = pushTimeToLive
+        self.callUUIDHeader = callUUIDHeader
+    }
+
+    /// The calls known now, oldest first.
+    public var calls: [CallRegistry.Entry] { registry.all }
+
+    /// Binds an account to the hint pushes use to name it (for example its address of record).
+    ///
+    /// INVITEs on the account reconcile with pushes that carry this hint and no Call-ID;
+    /// `reregister` pushes with this hint re-register it. The first bound account places
+    /// calls whose start action names none.
+    /// - Parameters:
+    ///   - account: the engine's account.
+    ///   - pushHint: the hint, compared exactly.
+    public func bind(_ account: Account, pushHint: String) {
+        hints[account] = pushHint
+        if !boundAccounts.contains(account) { boundAccounts.append(account) }
+    }
+
+    /// The UUID a call push will get, decided now and without awaiting the router.
+    ///
+    /// For PushKit's rule that the call is reported to CallKit before the delegate method
+    /// returns: the adapter claims the UUID, reports it to CallKit synchronously, then hands
+    /// the push to ``handlePush(_:)`` with ``IncomingCallPush/serverUUID`` set to it. A push
+    /// whose Call-ID is already known (its INVITE came first, or the call just ended) gets
+    /// that call's UUID, so CallKit never shows it twice; otherwise the UUID follows
+    /// ``CallIdentity`` and the Call-ID is reserved for it, so an INVITE that overtakes the
+    /// push joins it.
+    /// - Parameter push: the parsed push.
+    /// - Returns: the call's UUID.
+    public nonisolated func claimCallUUID(for push: IncomingCallPush) -> UUID {
+        guard let callID = push.sipCallID else { return CallIdentity.uuid(serverUUID: push.serverUUID) }
+        return claims.withLock { claims in
+            if let claim = claims[callID], claim.forgotten?() != true { return claim.id }
+            let id = CallIdentity.uuid(serverUUID: push.serverUUID, sipCallID: callID)
+            claims[callID] = Claim(id: id)
+            return id
+        }
+    }
+
+    /// The UUID the router gives a Call-ID now: a claimed or live one, else ``CallIdentity``'s.
+    private func claimedID(for callID: String) -> UUID? {
+        claims.withLock { claims in
+            guard let claim = claims[callID], !claim.ended else { return nil }
+            return claim.id
+        }
+    }
+
+    /// The UUID of a call with this Call-ID that ended less than ``pushTimeToLive`` ago.
+    private func endedID(for callID: String) -> UUID? {
+        claims.withLock { claims in
+            guard let claim = claims[callID], let forgotten = claim.forgotten else { return nil }
+            if forgotten() {
+                claims[callID] = nil
+                return nil
+            }
+            return claim.id
+        }
+    }
+
+    private func noteLive(_ entry: CallRegistry.Entry) {
+        guard let callID = entry.sipCallID, !entry.isOutgoing else { return }
+        claims.withLock { $0[callID] = Claim(id: entry.id) }
+    }
+
+    /// Marks the entry's Call-ID ended; it is forgotten once the push TTL has passed on the
+    /// clock, and ended Call-IDs already past it are pruned now.
+    private func noteEnded(_ entry: CallRegistry.Entry) {
+        guard let callID = entry.sipCallID, !entry.isOutgoing else { return }
+        let forgotten = clock.hasPassed(pushTimeToLive)
+        claims.withLock { claims in
+            claims = claims.filter { $0.value.forgotten?() != true }
+            claims[callID] = Claim(id: entry.id, forgotten: forgotten)
+        }
+    }
+
+    // MARK: Engine events
+
+    /// Handles the engine's events until the stream finishes (the engine shut down) or the
+    /// task running it is cancelled.
+    /// - Parameter events: a subscription made before the first call, such as `PJSUA.events`.
+    public func run(events: AsyncStream<PJSUAEvent>) async {
+        for await event in events { await handle(event) }
+    }
+
+    /// Handles one engine event; ``run(events:)`` calls this for each.
+    /// - Parameter event: the event.
+    public func handle(_ event: PJSUAEvent) async {
+        switch event {
+        case .incomingCall(let account, let call, let sipCallID, let from, let video, let headers):
+            let serverUUID = callUUIDHeader.flatMap { headers.value(of: $0) }.flatMap {
+                UUID(uuidString: $0.trimmingCharacters(in: .whitespaces))
+            }
+            await handleInvite(
+                account: account, call: call, sipCallID: sipCallID, from: from, hasVideo: video, serverUUID: serverUUID)
+        case .callState, .callMediaState:
+            handleCallEvent(event)
+        case .registrationState, .dtmf, .transferStatus, .transferRequest:
+            break
+        }
+    }
+
+    private func handleInvite(
+        account: Account, call: Call, sipCallID: String, from: SIPAddress, hasVideo: Bool, serverUUID: UUID?
+    ) async {
+        let arrival = registry.recordInvite(
+            call: call, account: account, accountHint: hints[account], sipCallID: sipCallID, from: from,
+            hasVideo: hasVideo, serverUUID: serverUUID, newID: claimedID(for: sipCallID))
+        let entry = arrival.entry
+        noteLive(entry)
+        guard !arrival.isNew, var track = tracks[entry.id] else {
+            // A new call (or, defensively, an entry the router holds no state for).
+            tracks[entry.id] = Track(report: .reporting)
+            try? await engine.answer(call, statusCode: 180)
+            await report(entry)
+            return
+        }
+        track.expiry?.cancel()
+        track.expiry = nil
+        tracks[entry.id] = track
+        if let status = track.declineStatus {
+            registry.remove(entry.id)
+            noteEnded(entry)
+            if track.report == .reported { tracks[entry.id] = nil }
+            try? await engine.hangup(call, statusCode: status)
+            return
+        }
+        if track.report == .reported, arrival.updateChanged {
+            provider.reportCallUpdated(entry.id, update: entry.update)
+        }
+        if let answer = track.pendingAnswer {
+            await applyAnswer(answer, to: call, of: entry.id)
+        } else {
+            try? await engine.answer(call, statusCode: 180)
+        }
+    }
+
+    /// Tells the provider of a new call and settles what happened meanwhile.
+    private func report(_ entry: CallRegistry.Entry) async {
+        do {
+            try await provider.reportNewIncomingCall(entry.id, update: entry.update)
+        } catch {
+            guard var track = tracks[entry.id] else { return }
+            track.report = .reported
+            track.declineStatus = 486
+            if let answer = track.pendingAnswer {
+                track.pendingAnswer = nil
+                provider.fail(answer, error: .callEnded)
+            }
+            tracks[entry.id] = track
+            if track.endedWhileReporting != nil {
+                tracks[entry.id] = nil
+            } else if let current = registry[entry.id], let call = current.call {
+                registry.remove(entry.id)
+                noteEnded(current)
+                tracks[entry.id] = nil
+                try? await engine.hangup(call, statusCode: 486)
+            }
+            return
+        }
+        guard var track = tracks[entry.id] else { return }
+        track.report = .reported
+        if let reason = track.endedWhileReporting {
+            tracks[entry.id] = nil
+            provider.reportCallEnded(entry.id, reason: reason)
+        } else if registry[entry.id] == nil {
+            tracks[entry.id] = nil  // Declined and gone while the report was under way.
+        } else {
+            tracks[entry.id] = track
+            // The INVITE may have overtaken the report with a display-name the push lacked.
+            if let now = registry[entry.id]?.update, now != entry.update {
+                provider.reportCallUpdated(entry.id, update: now)
+            }
+        }
+    }
+
+    private func handleCallEvent(_ event: PJSUAEvent) {
+        guard let call = event.call else { return }
+        guard let entry = registry.entry(for: call), var track = tracks[entry.id] else {
+            if startsInFlight > 0 { earlyEvents.append(event) }
+            return
+        }
+        switch event {
+        case .callState(_, let state, let sipCallID, let lastStatus, _):
+            registry.noteCallID(sipCallID, of: entry.id)
+            switch state {
+            case .early, .connecting:
+                if entry.isOutgoing, !track.reportedConnecting {
+                    track.reportedConnecting = true
+                    provider.reportOutgoingCallStartedConnecting(entry.id)
+                }
+                tracks[entry.id] = track
+            case .confirmed:
+                if let start = track.pendingStart {
+                    track.pendingStart = nil
+                    provider.fulfill(start)
+                }
+                if let answer = track.pendingAnswer {
+                    track.pendingAnswer = nil
+                    provider.fulfill(answer)
+                }
+                tracks[entry.id] = track
+                if entry.isOutgoing { provider.reportOutgoingCallConnected(entry.id) }
+            case .disconnected:
+                ended(entry, track, sipStatus: lastStatus)
+            case .null, .calling, .incoming:
+                break
+            }
+        case .callMediaState(_, let media):
+            if let (action, onHold) = track.pendingHold {
+                let audio = media.filter { $0.type == .audio }
+                let held = audio.contains { $0.status == .localHold }
+                if held == onHold, !audio.isEmpty {
+                    track.pendingHold = nil
+                    tracks[entry.id] = track
+                    provider.fulfill(action)
+                }
+            }
+        case .incomingCall, .registrationState, .dtmf, .transferStatus, .transferRequest:
+            break
+        }
+    }
+
+    /// The call's INVITE session ended.
+    private func ended(_ entry: CallRegistry.Entry, _ track: Track, sipStatus: Int) {
+        var track = track
+        noteEnded(registry.remove(entry.id) ?? entry)
+        track.expiry?.cancel()
+        for action in [track.pendingStart, track.pendingAnswer, track.pendingHold?.action].compactMap({ $0 }) {
+            provider.fail(action, error: .callEnded)
+        }
+        if let other = track.groupedWith { tracks[other]?.groupedWith = nil }
+        if let end = track.pendingEnd {
+            tracks[entry.id] = nil
+            provider.fulfill(end)
+            return
+        }
+        if track.declineStatus != nil {
+            tracks[entry.id] = nil
+            return
+        }
+        let reason = CallEndReason(sipStatus: sipStatus, isOutgoing: entry.isOutgoing)
+        if track.report == .reporting {
+            track.endedWhileReporting = reason
+            track.pendingStart = nil
+            track.pendingAnswer = nil
+            track.pendingHold = nil
+            tracks[entry.id] = track
+        } else {
+            tracks[entry.id] = nil
+            provider.reportCallEnded(entry.id, reason: reason)
+        }
+    }
+
+    // MARK: Pushes
+
+    /// Handles a parsed VoIP push.
+    ///
+    /// A `call` push is recorded in the registry and, if its call is new, reported to the
+    /// provider before this returns (PushKit requires the report before its completion
+    /// handler runs). A `reregister` push re-registers the account bound to its hint.
+    /// - Parameter payload: the parsed push.
+    /// - Returns: what the push led to.
+    /// - Throws: ``CallRouterError/unknownAccountHint(_:)`` when a `reregister` push names no
+    ///   bound account; ``CallRouterError/reRegistrationFailed(_:)`` when the engine refuses.
+    public func handlePush(_ payload: PushPayload) async throws(CallRouterError) -> PushOutcome {
+        switch payload {
+        case .reRegister(let hint):
+            guard let account = boundAccounts.first(where: { hints[$0] == hint }) else {
+                throw .unknownAccountHint(hint)
+            }
+            do {
+                try await engine.reRegister(account)
+            } catch {
+                throw .reRegistrationFailed(String(describing: error))
+            }
+            return .reRegistered(account)
+        case .incomingCall(let push):
+            if let callID = push.sipCallID {
+                if let ended = endedID(for: callID) { return .alreadyEnded(ended) }
+            }
+            let arrival = registry.recordPush(push)
+            let entry = arrival.entry
+            noteLive(entry)
+            if !arrival.isNew {
+                if let track = tracks[entry.id], track.declineStatus == 486 { return .rejectedBySystem(entry.id) }
+                if arrival.updateChanged, tracks[entry.id]?.report == .reported {
+                    provider.reportCallUpdated(entry.id, update: entry.update)
+                }
+                return .alreadyReported(entry.id)
+            } else {
+                var track = Track(report: .reporting)
+                track.expiry = expiryTask(for: entry.id)
+                tracks[entry.id] = track
+                await report(entry)
+                if let track = tracks[entry.id], track.declineStatus == 486 { return .rejectedBySystem(entry.id) }
+                return .reportedNewCall(entry.id)
+            }
+        }
+    }
+
+    private func expiryTask(for id: UUID) -> Task<Void, Never> {
+        let clock = clock
+        let ttl = pushTimeToLive
+        return Task { [weak self] in
+            do {
+                try await clock.sleep(for: ttl)
+            } catch {
+                return
+            }
+            await self?.expire(id)
+        }
+    }
+
+    /// A push's time to live ran out: if its INVITE never came, the call ends unanswered.
+    private func expire(_ id: UUID) {
+        guard let entry = registry.expire(id), var track = tracks[id] else { return }
+        noteEnded(entry)
+        if track.declineStatus != nil {
+            tracks[id] = nil
+            return
+        }
+        if let answer = track.pendingAnswer {
+            track.pendingAnswer = nil
+            provider.fail(answer, error: .callEnded)
+        }
+        if track.report == .reporting {
+            track.endedWhileReporting = .unanswered
+            tracks[id] = track
+        } else {
+            tracks[id] = nil
+            provider.reportCallEnded(id, reason: .unanswered)
+        }
+    }
+
+    // MARK: User actions
+
+    /// Performs a user action; the outcome reaches the provider as
+    /// ``CallProvider/fulfill(_:)`` or ``CallProvider/fail(_:error:)``, now or later
+    /// (answer and start at CONFIRMED, end when the call has ended, hold when the media
+    /// state shows it).
+    /// - Parameter action: the action.
+    public func perform(_ action: CallAction) async {
+        if case .start(let uri, let account, let video) = action.kind {
+            await start(action, uri: uri, account: account, hasVideo: video)
+            return
+        }
+        guard let entry = registry[action.callUUID], var track = tracks[action.callUUID] else {
+            if action.kind == .end {
+                provider.fulfill(action.id)  // Already gone: what the user wanted.
+            } else {
+                provider.fail(action.id, error: .unknownCall(action.callUUID))
+            }
+            return
+        }
+        switch action.kind {
+        case .start:
+            break
+        case .answer:
+            guard !entry.isOutgoing, track.pendingAnswer == nil, track.declineStatus == nil else {
+                provider.fail(action.id, error: .invalidState)
+                return
+            }
+            track.pendingAnswer = action.id
+            tracks[entry.id] = track
+            if let call = entry.call { await applyAnswer(action.id, to: call, of: entry.id) }
+        case .end:
+            if let call = entry.call {
+                track.pendingEnd = action.id
+                tracks[entry.id] = track
+                do {
+                    try await engine.hangup(call, statusCode: nil)
+                } catch PJSUAUsageError.unknownCall {
+                    // It ended meanwhile; its terminal event fulfils the action.
+                } catch {
+                    tracks[entry.id]?.pendingEnd = nil
+                    provider.fail(action.id, error: .engine(String(describing: error)))
+                }
+            } else {
+                // Declined before the INVITE came: decline it with 603 when it does.
+                track.declineStatus = 603
+                if let answer = track.pendingAnswer {
+                    track.pendingAnswer = nil
+                    provider.fail(answer, error: .callEnded)
+                }
+                tracks[entry.id] = track
+                provider.fulfill(action.id)
+            }
+        case .hold(let onHold):
+            guard let call = entry.call, track.pendingHold == nil else {
+                provider.fail(action.id, error: .invalidState)
+                return
+            }
+            track.pendingHold = (action.id, onHold)
+            tracks[entry.id] = track
+            do {
+                try await engine.setHold(call, onHold)
+            } catch {
+                tracks[entry.id]?.pendingHold = nil
+                provider.fail(action.id, error: Self.actionError(error))
+            }
+        case .mute(let muted):
+            await immediate(action, entry) { engine, call in try await engine.setMuted(call, muted) }
+        case .playDTMF(let digits):
+            guard !digits.isEmpty, digits.allSatisfy({ "0123456789*#ABCDabcd".contains($0) }) else {
+                provider.fail(action.id, error: .invalidState)
+                return
+            }
+            await immediate(action, entry) { engine, call in try await engine.sendDTMF(call, digits: digits) }
+        case .group(let otherID):
+            let previous = track.groupedWith
+            let targetID = otherID ?? previous
+            guard let targetID, let other = registry[targetID]?.call else {
+                if otherID == nil {
+                    provider.fulfill(action.id)
+                } else {
+                    provider.fail(action.id, error: .unknownCall(otherID ?? action.callUUID))
+                }
+                return
+            }
+            await immediate(action, entry) { engine, call in
+                try await engine.setConferenced(call, with: other, otherID != nil)
+            }
+            if otherID != nil, registry[entry.id] != nil {
+                tracks[entry.id]?.groupedWith = targetID
+                tracks[targetID]?.groupedWith = entry.id
+            } else if otherID == nil {
+                tracks[entry.id]?.groupedWith = nil
+                tracks[targetID]?.groupedWith = nil
+            }
+        }
+    }
+
+    /// Runs an engine operation on the entry's call and fulfils or fails the action at once.
+    private func immediate(
+        _ action: CallAction, _ entry: CallRegistry.Entry,
+        _ operation: @Sendable (any CallEngine, Call) async throws -> Void
+    ) async {
+        guard let call = entry.call else {
+            provider.fail(action.id, error: .invalidState)
+            return
+        }
+        do {
+            try await operation(engine, call)
+            provider.fulfill(action.id)
+        } catch {
+            provider.fail(action.id, error: Self.actionError(error))
+        }
+    }
+
+    private static func actionError(_ error: any Error) -> CallActionError {
+        if let error = error as? CallActionError { return error }
+        if case PJSUAUsageError.unknownCall = error { return .callEnded }
+        return .engine(String(describing: error))
+    }
+
+    /// Sends 200 for a pending answer; CONFIRMED fulfils it.
+    private func applyAnswer(_ action: UUID, to call: Call, of id: UUID) async {
+        do {
+            try await engine.answer(call, statusCode: 200)
+        } catch {
+            guard tracks[id]?.pendingAnswer == action else { return }
+            tracks[id]?.pendingAnswer = nil
+            provider.fail(action, error: Self.actionError(error))
+        }
+    }
+
+    private func start(_ action: CallAction, uri: String, account: Account?, hasVideo: Bool) async {
+        guard registry[action.callUUID] == nil, tracks[action.callUUID] == nil else {
+            provider.fail(action.id, error: .invalidState)
+            return
+        }
+        guard let account = account ?? boundAccounts.first else {
+            provider.fail(action.id, error: .noAccount)
+            return
+        }
+        startsInFlight += 1
+        let call: Call
+        do {
+            call = try await engine.makeCall(to: uri, from: account)
+        } catch {
+            startsInFlight -= 1
+            if startsInFlight == 0 { earlyEvents.removeAll() }
+            provider.fail(action.id, error: Self.actionError(error))
+            return
+        }
+        startsInFlight -= 1
+        registry.recordOutgoing(
+            id: action.callUUID, call: call, account: account, remote: SIPAddress(parsing: uri), hasVideo: hasVideo)
+        var track = Track(report: .reported)
+        track.pendingStart = action.id
+        tracks[action.callUUID] = track
+        // Replay, in order and without suspending, the events that beat makeCall's return.
+        let early = earlyEvents.filter { $0.call == call }
+        earlyEvents.removeAll { $0.call == call || startsInFlight == 0 }
+        for event in early { handleCallEvent(event) }
+    }
+
+    // MARK: Audio session
+
+    /// The system activated the audio session (CallKit: `provider(_:didActivate:)`): attach
+    /// the sound device. The only place the router attaches it.
+    /// - Throws: the engine's error when the device cannot be opened.
+    public func audioSessionDidActivate() async throws {
+        isAudioSessionActive = true
+        try await engine.activateAudioDevice()
+    }
+
+    /// The system deactivated the audio session (CallKit: `provider(_:didDeactivate:)`):
+    /// detach the sound device.
+    /// - Throws: the engine's error.
+    public func audioSessionDidDeactivate() async throws {
+        isAudioSessionActive = false
+        try await engine.deactivateAudioDevice()
+    }
+}
+
+/// Why the router could not handle a push.
+public enum CallRouterError: Error, Sendable, Hashable {
+    /// A `reregister` push named a hint no account is bound to.
+    case unknownAccountHint(String)
+    /// The engine refused to re-register; the text is its error.
+    case reRegistrationFailed(String)
+}
+
+extension Clock where Duration == Swift.Duration {
+    /// A test of whether `duration` has passed on this clock since now.
+    fileprivate func hasPassed(_ duration: Duration) -> @Sendable () -> Bool {
+        let deadline = now.advanced(by: duration)
+        return { self.now >= deadline }
+    }
+}
