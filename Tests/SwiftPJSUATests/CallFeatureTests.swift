@@ -795,3 +795,33 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test(
+        "Each codec of the pjproject build negotiates when put first, and carries a tone",
+        arguments: ["opus/48000", "PCMU/8000", "PCMA/8000", "G722/16000", "GSM/8000", "speex/16000", "speex/8000"])
+    func everyBuiltCodecNegotiates(codec: String) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+        let recording = folder.file("heard.wav")
+        try await EngineHarness.run { h in
+            let available = try await h.engine.codecs().map(\.id)
+            let id = try #require(available.first { $0.hasPrefix(codec + "/") }, "\(codec) not in \(available)")
+            try await h.engine.setCodecPriority(id, 255)
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            #expect(try await h.engine.callInfo(caller).audioCodec == codec)
+            #expect(try await h.engine.callInfo(callee).audioCodec == codec)
+            // In one process both legs share the bridge clock: the caller's tone reaches the callee.
+            try await h.engine.play(file: tone.path, into: caller)
+            try await h.engine.record(callee, to: recording.path)
+            try await h.poll("1 s of RTP") { try await $0.streamStatistics(callee).packetsReceived >= 60 }
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+        }
+        let analysis = ToneAnalysis(try WAVAudio(contentsOf: recording), frequency: 1000)
+        #expect(analysis.detected(minimumDuration: .milliseconds(400)), "\(codec): \(analysis)")
+    }
+}
