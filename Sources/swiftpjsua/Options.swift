@@ -77,6 +77,7 @@ let usage = """
       listen --port P              auto-answer incoming calls, one line per event
              [--bind ADDR] [--answer-code C] [--play F.wav] [--record F.wav]
              [--hangup-after S] [--max-calls N] [call features]
+                                   (--max-calls: most simultaneous calls, 1-512; more get 486)
              [--quiet] [--stats-file F]
                                    --quiet: no line per event; --stats-file: at exit,
                                    write event-delivery latency (p50/p99/max in µs)
