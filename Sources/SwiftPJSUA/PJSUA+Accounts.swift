@@ -46,11 +46,9 @@ extension PJSUA {
     public func addAccount(_ configuration: AccountConfiguration) throws -> Account {
         let runtime = try runtime()
         let effective = try validated(configuration, runtime: runtime)
-        let media = runtime.configuration.media
-        let transport = configuration.transport ?? runtime.transports.first
         let account = try Native.addAccount(
-            effective, rtpPorts: media.rtpPorts,
-            rtpAddress: media.rtpAddress ?? transport.flatMap { runtime.bindAddress(of: $0) })
+            effective, rtpPorts: runtime.configuration.media.rtpPorts,
+            rtpAddress: rtpAddress(of: configuration, runtime: runtime))
         runtime.bridge.accountRecords.configure(
             account, configuration: configuration,
             wantsRegistration: configuration.registrar != nil && configuration.registersOnAdd)
@@ -67,13 +65,18 @@ extension PJSUA {
         let runtime = try runtime()
         let slot = try liveSlot(account)
         let effective = try validated(configuration, runtime: runtime)
-        let media = runtime.configuration.media
-        let transport = configuration.transport ?? runtime.transports.first
         try Native.modifyAccount(
-            slot, effective, rtpPorts: media.rtpPorts,
-            rtpAddress: media.rtpAddress ?? transport.flatMap { runtime.bindAddress(of: $0) })
+            slot, effective, rtpPorts: runtime.configuration.media.rtpPorts,
+            rtpAddress: rtpAddress(of: configuration, runtime: runtime))
         runtime.bridge.accountRecords.configure(
             account, configuration: configuration, wantsRegistration: configuration.registrar != nil)
+    }
+
+    /// Where the account's RTP binds: the configured media address, else the bind address of
+    /// the account's transport (or of the first transport).
+    private func rtpAddress(of configuration: AccountConfiguration, runtime: Runtime) -> String? {
+        let transport = configuration.transport ?? runtime.transports.first
+        return runtime.configuration.media.rtpAddress ?? transport.flatMap { runtime.bindAddress(of: $0) }
     }
 
     /// The configuration an account was added or last modified with.

@@ -18,58 +18,21 @@ public struct TimedOut: Error, CustomStringConvertible {
 /// Collects an engine's events as they arrive and lets a test wait, with a deadline, until
 /// the collected events satisfy a condition. No sleeping: waiters are woken by the events.
 public final class EventLog: Sendable {
-    private struct Waiter {
-        let predicate: @Sendable ([PJSUAEvent]) -> Bool
-        let continuation: CheckedContinuation<[PJSUAEvent], any Error>
-    }
-
-    private struct State {
-        var events: [PJSUAEvent] = []
-        var finished = false
-        var waiters: [UInt64: Waiter] = [:]
-        var nextID: UInt64 = 0
-    }
-
-    private let state = Protected(State())
+    private let journal = Journal<PJSUAEvent>()
 
     /// Starts collecting from `stream` (subscribe before the actions whose events you want).
     public init(_ stream: AsyncStream<PJSUAEvent>) {
-        Task { [self] in
-            for await event in stream { append(event) }
-            finish()
+        Task { [journal] in
+            for await event in stream { journal.append(event) }
+            journal.finish()
         }
     }
 
     /// Everything collected so far, in order.
-    public var events: [PJSUAEvent] { state.withLock { $0.events } }
+    public var events: [PJSUAEvent] { journal.records }
 
     /// Whether the stream has finished.
-    public var isFinished: Bool { state.withLock { $0.finished } }
-
-    private func append(_ event: PJSUAEvent) {
-        let ready: [(CheckedContinuation<[PJSUAEvent], any Error>, [PJSUAEvent])] = state.withLock { state in
-            state.events.append(event)
-            var ready: [(CheckedContinuation<[PJSUAEvent], any Error>, [PJSUAEvent])] = []
-            for (id, waiter) in state.waiters where waiter.predicate(state.events) {
-                ready.append((waiter.continuation, state.events))
-                state.waiters.removeValue(forKey: id)
-            }
-            return ready
-        }
-        for (continuation, events) in ready { continuation.resume(returning: events) }
-    }
-
-    private func finish() {
-        let waiters = state.withLock { state in
-            state.finished = true
-            let waiters = state.waiters
-            state.waiters = [:]
-            return (waiters, state.events)
-        }
-        for waiter in waiters.0.values {
-            waiter.continuation.resume(throwing: TimedOut(what: "(stream finished)", seen: waiters.1.map { "\($0)" }))
-        }
-    }
+    public var isFinished: Bool { journal.isFinished }
 
     /// Waits until `predicate` holds for the events collected so far.
     /// - Returns: the events at that moment.
@@ -79,27 +42,7 @@ public final class EventLog: Sendable {
         _ what: String, timeout: Duration = .seconds(10),
         until predicate: @escaping @Sendable ([PJSUAEvent]) -> Bool
     ) async throws -> [PJSUAEvent] {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        let timer = Task { [self] in
-            try await Task.sleep(for: timeout)
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(throwing: TimedOut(what: what, seen: events.map { "\($0)" }))
-        }
-        defer { timer.cancel() }
-        return try await withCheckedThrowingContinuation { continuation in
-            let immediate: Result<[PJSUAEvent], any Error>? = state.withLock { state in
-                if predicate(state.events) { return .success(state.events) }
-                if state.finished {
-                    return .failure(TimedOut(what: what + " (stream finished)", seen: state.events.map { "\($0)" }))
-                }
-                state.waiters[id] = Waiter(predicate: predicate, continuation: continuation)
-                return nil
-            }
-            if let immediate { continuation.resume(with: immediate) }
-        }
+        try await journal.wait(what, timeout: timeout, until: predicate)
     }
 
     /// Waits for the first event matching `predicate` and returns it.

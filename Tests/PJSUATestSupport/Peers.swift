@@ -45,20 +45,7 @@ public enum FreePort {
     /// port 0). Another process could take it before the peer binds; tests on one machine
     /// with ports from the ephemeral range rarely collide.
     public static func udp() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { return 0 }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        return bound ? UInt16(bigEndian: address.sin_port) : 0
+        (try? bindIPv4(0, type: SOCK_DGRAM).get()) ?? 0
     }
 
     /// A port on 127.0.0.1 that is free for both UDP and TCP right now (for a peer that
@@ -66,7 +53,7 @@ public enum FreePort {
     public static func tcpAndUDP() -> UInt16 {
         for _ in 0..<50 {
             let port = udp()
-            if port != 0, canBind(port, type: SOCK_STREAM) { return port }
+            if port != 0, case .success = bindIPv4(port, type: SOCK_STREAM) { return port }
         }
         return udp()
     }
@@ -88,36 +75,33 @@ public enum FreePort {
         return bound ? UInt16(bigEndian: address.sin6_port) : 0
     }
 
-    private static func canBind(_ port: UInt16, type: __socket_type) -> Bool {
-        let fd = socket(AF_INET, Int32(type.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
-
     /// Whether a UDP port on 127.0.0.1 is bound by some process.
     public static func isUDPBound(_ port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { return false }
+        if case .failure(let error) = bindIPv4(port, type: SOCK_DGRAM) { return error.code == EADDRINUSE }
+        return false
+    }
+
+    struct BindError: Error {
+        let code: Int32
+    }
+
+    /// Binds a socket of `type` to 127.0.0.1:`port` (0: the kernel picks), closes it again
+    /// and returns the port it was bound to, or the `errno` of the failure.
+    static func bindIPv4(_ port: UInt16, type: __socket_type) -> Result<UInt16, BindError> {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
+        guard fd >= 0 else { return .failure(BindError(code: errno)) }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = port.bigEndian
-        let result = withUnsafePointer(to: &address) {
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
-        return result != 0 && errno == EADDRINUSE
+        return bound ? .success(UInt16(bigEndian: address.sin_port)) : .failure(BindError(code: errno))
     }
 }
 

@@ -1,8 +1,8 @@
 import Foundation
-import PJSUATestSupport
 
 /// An append-only list of records that a test can wait on, with a deadline, until it
-/// satisfies a condition. Waiters are woken by appends; nothing polls or sleeps.
+/// satisfies a condition. Waiters are woken by appends; nothing polls or sleeps. Once
+/// finished (its source ended), waits that cannot be satisfied any more fail at once.
 public final class Journal<Record: Sendable>: Sendable {
     private struct Waiter {
         let predicate: @Sendable ([Record]) -> Bool
@@ -11,6 +11,7 @@ public final class Journal<Record: Sendable>: Sendable {
 
     private struct State {
         var records: [Record] = []
+        var finished = false
         var waiters: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 0
     }
@@ -21,6 +22,9 @@ public final class Journal<Record: Sendable>: Sendable {
 
     /// Everything recorded so far, in order.
     public var records: [Record] { state.withLock { $0.records } }
+
+    /// Whether ``finish()`` was called.
+    public var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Appends a record and wakes the waiters it satisfies.
     public func append(_ record: Record) {
@@ -36,8 +40,22 @@ public final class Journal<Record: Sendable>: Sendable {
         for (continuation, records) in ready { continuation.resume(returning: records) }
     }
 
+    /// No more records will come: every pending wait fails with ``TimedOut``.
+    public func finish() {
+        let (waiters, records) = state.withLock { state in
+            state.finished = true
+            let waiters = state.waiters
+            state.waiters = [:]
+            return (waiters, state.records)
+        }
+        for waiter in waiters.values {
+            waiter.continuation.resume(throwing: TimedOut(what: "(stream finished)", seen: records.map { "\($0)" }))
+        }
+    }
+
     /// Waits until `predicate` holds for the records so far.
-    /// - Throws: ``TimedOut`` after `timeout`.
+    /// - Returns: the records at that moment.
+    /// - Throws: ``TimedOut`` after `timeout`, or when the journal is finished first.
     @discardableResult
     public func wait(
         _ what: String, timeout: Duration = .seconds(10), until predicate: @escaping @Sendable ([Record]) -> Bool
@@ -53,12 +71,15 @@ public final class Journal<Record: Sendable>: Sendable {
         }
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
-            let ready: [Record]? = state.withLock { state in
-                if predicate(state.records) { return state.records }
+            let immediate: Result<[Record], any Error>? = state.withLock { state in
+                if predicate(state.records) { return .success(state.records) }
+                if state.finished {
+                    return .failure(TimedOut(what: what + " (stream finished)", seen: state.records.map { "\($0)" }))
+                }
                 state.waiters[id] = Waiter(predicate: predicate, continuation: continuation)
                 return nil
             }
-            if let ready { continuation.resume(returning: ready) }
+            if let immediate { continuation.resume(with: immediate) }
         }
     }
 }
