@@ -1,36 +1,60 @@
 # swift-pjsua — the two commands a new user runs are `make demo` and `make test`.
 # Both provision what they need first (Debian packages, pjproject); a second run
 # finds everything in place and goes straight to the build.
+#
+# PJPROJECT=VERSION (2.17 or 2.12.1) builds and tests against that pjproject in its own
+# prefix (/opt/swift-pjsua/pjproject-VERSION) and its own build folder
+# (.build-pjproject-VERSION), leaving the default build alone:
+#     make test PJPROJECT=2.12.1
 
 SWIFT ?= swift
 CONFIG ?= debug
+PJPROJECT ?=
+
+ifeq ($(PJPROJECT),)
+SCRATCH := .build
+PROVISION_ARGS :=
+else
+PJ_PREFIX := /opt/swift-pjsua/pjproject-$(PJPROJECT)
+SCRATCH := .build-pjproject-$(PJPROJECT)
+PROVISION_ARGS := --pjproject $(PJPROJECT)
+export PKG_CONFIG_PATH := $(PJ_PREFIX)/lib/pkgconfig
+export PKG_CONFIG_LIBDIR := $(PJ_PREFIX)/lib/pkgconfig
+endif
+
+# The libraries pkg-config names are found at run time where they were linked, not
+# wherever the dynamic linker looks first: every pjproject names them libpj*.so.2.
+# (Recursive `=`: evaluated after the provision step has installed pjproject.)
+PJ_LIBDIR = $(shell pkg-config --variable=libdir libpjproject 2>/dev/null)
+SWIFT_FLAGS = --scratch-path $(SCRATCH) -c $(CONFIG) $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR))
 
 .PHONY: all provision build demo test bench format clean
 
 all: build
 
 provision:
-	@bash scripts/provision.sh
+	@bash scripts/provision.sh $(PROVISION_ARGS)
 
 build: provision
-	$(SWIFT) build -c $(CONFIG)
+	@echo "pjproject $$(pkg-config --modversion libpjproject) from $(PJ_LIBDIR)"
+	$(SWIFT) build $(SWIFT_FLAGS)
 
 demo: build
-	.build/$(CONFIG)/swiftpjsua demo
+	$(SCRATCH)/$(CONFIG)/swiftpjsua demo
 
 test: build
-	$(SWIFT) test -c $(CONFIG)
+	$(SWIFT) test $(SWIFT_FLAGS)
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-pjproject-*
 
-# Benchmarks against the C pjsua app (not part of `make test`; ~12 minutes). Builds the
-# tool optimized, then runs Benchmarks/bench.py; extra harness arguments in BENCH_ARGS
-# (e.g. BENCH_ARGS=--smoke, BENCH_ARGS=--only=rates). A full run writes its results into
-# docs/BENCHMARKS.md.
+# Benchmarks against the C pjsua app of the same pjproject tree (not part of `make test`;
+# ~15 minutes). Builds the tool optimized, then runs Benchmarks/bench.py; extra harness
+# arguments in BENCH_ARGS (e.g. BENCH_ARGS=--smoke, BENCH_ARGS=--only=rates). A full run
+# writes its results into docs/BENCHMARKS.md.
 bench: provision
-	$(SWIFT) build -c release --product swiftpjsua
-	python3 Benchmarks/bench.py --swiftpjsua .build/release/swiftpjsua --docs docs/BENCHMARKS.md $(BENCH_ARGS)
+	$(SWIFT) build --scratch-path $(SCRATCH) -c release $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR)) --product swiftpjsua
+	python3 Benchmarks/bench.py --swiftpjsua $(SCRATCH)/release/swiftpjsua --docs docs/BENCHMARKS.md $(BENCH_ARGS)

@@ -619,7 +619,7 @@ def write_sections(path, sections):
         f.write(text)
 
 
-def machine():
+def machine(tool=None):
     cpu = "?"
     try:
         with open("/proc/cpuinfo") as f:
@@ -634,8 +634,38 @@ def machine():
             return "?"
     return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
             "sipp": version(["sipp", "-v"]).strip() or version(["sipp", "-v"]),
-            "pjproject": version(["pkg-config", "--modversion", "libpjproject"]),
+            "pjproject": (version([tool, "version"]).removeprefix("pjproject ") if tool
+                          else version(["pkg-config", "--modversion", "libpjproject"])),
             "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
+
+
+def linked_libpj(binary):
+    """The real path of the libpj.so.* the dynamic linker resolves for `binary`, or None."""
+    try:
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.splitlines():
+        name, _, rest = line.strip().partition(" => ")
+        if name.startswith("libpj.so") and rest:
+            return os.path.realpath(rest.split(" (")[0].strip())
+    return None
+
+
+def matching_pjsua(tool, app=None):
+    """The C pjsua app built from the same pjproject tree as `tool` (the app installed beside
+    the libpj that `tool` loads, unless `app` is given) and None, or None and why not."""
+    lib = linked_libpj(tool)
+    if lib is None:
+        return None, f"cannot tell which libpj {tool} loads (ldd)"
+    if app is None:
+        app = os.path.join(os.path.dirname(os.path.dirname(lib)), "bin", "pjsua")
+    if not os.access(app, os.X_OK):
+        return None, f"no C pjsua app at {app} (installed by scripts/provision.sh beside the pjproject it builds)"
+    theirs = linked_libpj(app)
+    if theirs != lib:
+        return None, f"{app} loads {theirs}, not the {lib} that {tool} loads: the two would not compare one pjproject"
+    return app, None
 
 
 # --- main -------------------------------------------------------------------------------------
@@ -666,7 +696,10 @@ SMOKE = Config(rates=(50,), holds_ms=(100,), step_seconds=1, steady_rate=50, ste
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--swiftpjsua", default=os.path.join(ROOT, ".build/release/swiftpjsua"))
-    parser.add_argument("--pjsua", default="/usr/local/bin/pjsua")
+    parser.add_argument("--pjsua", help="the C pjsua app (default: the one installed with the pjproject "
+                        "that --swiftpjsua loads); it must load the same libpj")
+    parser.add_argument("--check-apps", action="store_true",
+                        help="print the C pjsua app that matches --swiftpjsua and exit 0, or why none does and exit 1")
     parser.add_argument("--out", help="results folder (default .build/bench/<UTC time>)")
     parser.add_argument("--docs", help="also write this run's machine and results into the marked sections "
                         "of this Markdown file (docs/BENCHMARKS.md)")
@@ -675,6 +708,17 @@ def main():
                         help="multiply call counts and hold times (e.g. 0.2 for a quick look); full run is 1")
     parser.add_argument("--only", help="comma-separated phases: rates,steady,realtime,rss,media (default all)")
     args = parser.parse_args()
+
+    if not os.access(args.swiftpjsua, os.X_OK):
+        sys.exit(f"bench: {args.swiftpjsua} is not an executable (run `make bench`, or pass --swiftpjsua)")
+    app, why = matching_pjsua(args.swiftpjsua, args.pjsua)
+    if args.check_apps:
+        print(app or why)
+        return 0 if app else 1
+    if app is None:
+        sys.exit(f"bench: skipped, no C app to compare with: {why}")
+    paths = argparse.Namespace(swiftpjsua=os.path.abspath(args.swiftpjsua), pjsua=app)
+    log(f"engine {paths.swiftpjsua} and C app {app}, both on {linked_libpj(app)}")
 
     cfg = SMOKE if args.smoke else Config()
     if args.scale != 1.0 and not args.smoke:
@@ -687,13 +731,9 @@ def main():
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     workdir = os.path.abspath(args.out or os.path.join(ROOT, ".build", "bench", stamp + ("-smoke" if args.smoke else "")))
     os.makedirs(workdir, exist_ok=True)
-    for tool in (args.swiftpjsua, args.pjsua):
-        if not os.access(tool, os.X_OK):
-            sys.exit(f"bench: {tool} is not an executable (run `make bench`, or pass --swiftpjsua/--pjsua)")
-    paths = argparse.Namespace(swiftpjsua=os.path.abspath(args.swiftpjsua), pjsua=args.pjsua)
 
     started = time.monotonic()
-    info = {"started_utc": stamp, "machine": machine(), "load_at_start": loadavg(), "config": asdict(cfg),
+    info = {"started_utc": stamp, "machine": machine(paths.swiftpjsua), "load_at_start": loadavg(), "config": asdict(cfg),
             "smoke": args.smoke}
     log(f"{'smoke' if args.smoke else 'full'} run into {workdir}; load average {info['load_at_start']}")
     steps = []

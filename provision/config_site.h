@@ -2,8 +2,9 @@
  * swift-pjsua's build-time configuration for pjproject.
  *
  * Copied to pjlib/include/pj/config_site.h before configure by
- * scripts/provision-pjproject.sh. The stock limits (4 calls, 254 conference
- * ports) are far below what a server-side user agent or a benchmark needs.
+ * scripts/provision.sh, for every pjproject version it builds (2.12.1 to 2.17).
+ * The stock limits (4 calls, 254 conference ports) are far below what a
+ * server-side user agent or a benchmark needs.
  */
 #ifndef SWIFT_PJSUA_CONFIG_SITE_H
 #define SWIFT_PJSUA_CONFIG_SITE_H
@@ -29,6 +30,10 @@
 /* Enough pending SIP transactions and dialogs for the call limit above. */
 #define PJSIP_MAX_TSX_COUNT         ((PJSUA_MAX_CALLS * 8) - 1)
 #define PJSIP_MAX_DIALOG_COUNT      ((PJSUA_MAX_CALLS * 4) - 1)
+
+/* IPv6 transports, accounts and media. pjlib's default is 0, and from 2.15 on
+ * pjsua_acc_add asserts when an account asks for IPv6 in such a build. */
+#define PJ_HAS_IPV6                 1
 
 /* No video in this build. */
 #define PJMEDIA_HAS_VIDEO           0

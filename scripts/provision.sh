@@ -1,33 +1,70 @@
 #!/usr/bin/env bash
 # Provision everything swift-pjsua needs to build and test on Debian/Ubuntu:
-#   1. Debian packages: build tools, C libraries pjproject links against, and the
+#   1. Debian packages: build tools, the C libraries pjproject links against, and the
 #      real SIP peers the tests talk to (sipp, kamailio, sox, ...), python3 for the
 #      benchmark harness and chrt (util-linux) for its real-time diagnostic run.
-#   2. pjproject >= 2.12 with its pkg-config file. If one is already visible to
-#      pkg-config (distribution package, Homebrew, your own build) it is used as is;
-#      otherwise pjproject 2.12.1 is built from the tree carried inside Debian's
-#      `ring` (Jami) source package and installed under /usr/local, together with
-#      the C `pjsua` sample application (used by the benchmarks).
+#   2. pjproject with its pkg-config file and the C `pjsua` app of the same tree
+#      (the benchmarks compare against it):
+#      - a pjproject >= 2.12 that pkg-config finds and that this script did not build
+#        (a distribution package, Homebrew, your own build) is used as it is;
+#      - otherwise pjproject 2.17, pinned by version and sha256, is built and installed
+#        under /usr/local. The source archive comes from $SWIFT_PJSUA_PJPROJECT_TARBALL,
+#        else from the cache folder, else from upstream's release archive; its checksum
+#        is verified every time. A pjproject this script installed earlier is rebuilt in
+#        place when the pin or the build recipe changes.
+#      - only when no 2.17 archive can be had (an offline machine) the 2.12.1 tree
+#        inside Debian's `ring` (Jami) source package is built instead, with a warning.
+#
+#    With --pjproject VERSION (2.17 or 2.12.1) that version is provisioned into its own
+#    prefix, /opt/swift-pjsua/pjproject-VERSION, whatever else is installed: this is how
+#    `make test PJPROJECT=2.12.1` tests the oldest supported version beside the newest.
 #
 # Idempotent: a second run checks and returns in seconds.
-# Usage: scripts/provision.sh [--no-peers]
+# Usage: scripts/provision.sh [--no-peers] [--pjproject VERSION]
+# Environment:
+#   SWIFT_PJSUA_PJPROJECT_TARBALL  path of pjproject-2.17.tar.gz (upstream's release archive)
+#   SWIFT_PJSUA_CACHE              cache folder for source archives (/var/cache/swift-pjsua)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-prefix=/usr/local
 cache=${SWIFT_PJSUA_CACHE:-/var/cache/swift-pjsua}
+
+# The pinned pjproject: upstream's release archive of tag 2.17.
+pin_version=2.17
+pin_sha256=065fe06c06788d97c35f563796d59f00ce52fe9558a52d7b490a042a966facce
+pin_url=https://github.com/pjsip/pjproject/archive/refs/tags/$pin_version.tar.gz
+# The fallback: the pjproject 2.12.1 tree inside Debian bookworm's ring source package.
 ring_version=20230206.0~ds2-1.1+deb12u1
+ring_pj_version=2.12.1
+
 want_peers=1
-[ "${1:-}" = "--no-peers" ] && want_peers=0
+explicit=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --no-peers) want_peers=0 ;;
+        --pjproject) explicit=${2:-}; shift ;;
+        --pjproject=*) explicit=${1#--pjproject=} ;;
+        *) printf '[provision] error: unknown argument %s\n' "$1" >&2; exit 64 ;;
+    esac
+    shift
+done
 
 say() { printf '[provision] %s\n' "$*"; }
+warn() { printf '[provision] warning: %s\n' "$*" >&2; }
 die() { printf '[provision] error: %s\n' "$*" >&2; exit 1; }
 
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+case "$explicit" in
+    "") prefix=/usr/local ;;
+    "$pin_version" | "$ring_pj_version") prefix=/opt/swift-pjsua/pjproject-$explicit ;;
+    *) die "--pjproject takes $pin_version or $ring_pj_version, not '$explicit'" ;;
+esac
+pcdir=$prefix/lib/pkgconfig
+stamp=$prefix/share/swift-pjsua/pjproject.stamp
+manifest=$prefix/share/swift-pjsua/pjproject.files
 
 # --- Debian packages ---------------------------------------------------------
 build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev libsrtp2-dev
-            libspeex-dev libspeexdsp-dev libgsm1-dev uuid-dev xz-utils)
+            libspeex-dev libspeexdsp-dev libgsm1-dev uuid-dev xz-utils ca-certificates curl)
 peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox openssl procps iproute2 python3 util-linux)
 
 missing_pkgs() {
@@ -52,11 +89,35 @@ apt_install() {
         || die "apt-get install $* failed"
 }
 
-have_pjproject() { pkg-config --atleast-version=2.12 libpjproject 2>/dev/null; }
+# The build recipe: a change to any of these rebuilds a pjproject this script installed.
+configure_flags=(--enable-shared --enable-epoll --disable-video
+    --disable-libwebrtc --disable-libyuv --with-external-srtp --with-external-gsm
+    --with-external-speex --disable-ilbc-codec --disable-g7221-codec
+    --disable-sdl --disable-ffmpeg --disable-v4l2 --disable-openh264)
+recipe_hash() {
+    { cat "$here/provision/config_site.h"; echo "${configure_flags[*]}"; echo "$prefix"; } | sha256sum | cut -c1-16
+}
+
+# pkg-config as the build will see it (an explicit version looks only in its own prefix).
+pc() {
+    if [ -n "$explicit" ]; then PKG_CONFIG_PATH=$pcdir PKG_CONFIG_LIBDIR=$pcdir pkg-config "$@"
+    else PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config "$@"; fi
+}
+have_pjproject() { command -v pkg-config >/dev/null && pc --atleast-version=2.12 libpjproject 2>/dev/null; }
+
+# Ours: built by this script (its config_site.h is installed with the headers).
+is_ours() {
+    local inc
+    inc=$(pc --variable=includedir libpjproject 2>/dev/null) || return 1
+    grep -qs SWIFT_PJSUA_CONFIG_SITE_H "$inc/pj/config_site.h"
+}
+stamp_matches() { # version
+    [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$1 $(recipe_hash)" ]
+}
 
 if command -v dpkg-query >/dev/null; then
     mapfile -t need < <(missing_pkgs "${build_pkgs[@]}")
-    if have_pjproject; then need=(); mapfile -t need < <(missing_pkgs pkg-config); fi
+    if [ -z "$explicit" ] && have_pjproject && ! is_ours; then need=(); mapfile -t need < <(missing_pkgs pkg-config); fi
     if [ $want_peers = 1 ]; then mapfile -t -O "${#need[@]}" need < <(missing_pkgs "${peer_pkgs[@]}"); fi
     apt_install "${need[@]}"
     # Debian enables kamailio's service on install; the tests start their own.
@@ -67,24 +128,51 @@ else
     say "not a Debian system: make sure a C toolchain, pkg-config, sipp, kamailio and sox are installed"
 fi
 
-# --- pjproject ---------------------------------------------------------------
-if have_pjproject; then
-    say "pjproject $(pkg-config --modversion libpjproject) found by pkg-config: nothing to build"
-    [ -x "$prefix/bin/pjsua" ] || command -v pjsua >/dev/null \
-        || say "note: no C 'pjsua' app on PATH; only the benchmarks need it"
+app_note() {
+    [ -x "$(pc --variable=prefix libpjproject)/bin/pjsua" ] \
+        || say "note: no C 'pjsua' app in $(pc --variable=prefix libpjproject)/bin; the benchmarks skip it"
+}
+
+# --- pjproject: what is there already ----------------------------------------
+if have_pjproject && ! is_ours && [ -z "$explicit" ]; then
+    say "using your pjproject $(pc --modversion libpjproject) ($(pc --variable=prefix libpjproject)), found by pkg-config"
+    app_note
+    exit 0
+fi
+if have_pjproject && is_ours && stamp_matches "$pin_version"; then
+    say "pjproject $(pc --modversion libpjproject) in $prefix is current"
     exit 0
 fi
 
-command -v apt-get >/dev/null || die "no pjproject >= 2.12 found by pkg-config; install one (or set PKG_CONFIG_PATH) and run again"
-[ "$(id -u)" = 0 ] || die "building pjproject into $prefix needs root"
+# --- pjproject: find the source ----------------------------------------------
+# Prints the path of a verified 2.17 archive, or nothing.
+verified() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$pin_sha256" ]; }
+find_pin_tarball() {
+    local given=${SWIFT_PJSUA_PJPROJECT_TARBALL:-} cached=$cache/pjproject-$pin_version.tar.gz
+    if [ -n "$given" ]; then
+        if verified "$given"; then echo "$given"; return; fi
+        warn "SWIFT_PJSUA_PJPROJECT_TARBALL=$given is missing or its sha256 is not $pin_sha256"
+    fi
+    if verified "$cached"; then echo "$cached"; return; fi
+    if command -v curl >/dev/null; then
+        say "downloading pjproject $pin_version from $pin_url" >&2
+        mkdir -p "$cache"
+        if curl -fsSL --connect-timeout 15 --max-time 600 -o "$cached.part" "$pin_url" 2>/dev/null \
+            && verified "$cached.part"; then
+            mv "$cached.part" "$cached"; echo "$cached"; return
+        fi
+        rm -f "$cached.part"
+        warn "could not download a pjproject $pin_version archive with sha256 $pin_sha256"
+    fi
+}
 
-mkdir -p "$cache"
-src_tar=$(ls "$cache"/ring_*.orig.tar.* 2>/dev/null | head -n1 || true)
-if [ -z "$src_tar" ]; then
-    say "fetching Debian source package ring=$ring_version (carries pjproject 2.12.1)"
+fetch_ring_tarball() {
+    local src_tar apt_tmp
+    src_tar=$(ls "$cache"/ring_*.orig.tar.* 2>/dev/null | head -n1 || true)
+    if [ -n "$src_tar" ]; then echo "$src_tar"; return; fi
+    say "fetching Debian source package ring=$ring_version (carries pjproject $ring_pj_version)" >&2
     apt_tmp=$(mktemp -d)
-    trap 'rm -rf "$apt_tmp"' EXIT
-    mkdir -p "$apt_tmp/lists/partial" "$apt_tmp/cache/archives/partial" "$apt_tmp/src"
+    mkdir -p "$apt_tmp/lists/partial" "$apt_tmp/cache/archives/partial" "$apt_tmp/src" "$cache"
     # deb-src lines for the mirrors this machine already uses, in a private apt
     # state folder: the machine's own sources and lists stay untouched.
     {
@@ -106,43 +194,92 @@ if [ -z "$src_tar" ]; then
     } | grep -E ' (bookworm|bookworm-updates|bookworm-security)( |$)' | sed 's/\[signed-by=\] //' \
       | sort -u > "$apt_tmp/sources.list"
     [ -s "$apt_tmp/sources.list" ] || die "could not derive a bookworm deb-src line from /etc/apt sources"
-    apt_opts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$apt_tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
-              -o "Dir::State::Lists=$apt_tmp/lists" -o "Dir::Cache=$apt_tmp/cache")
-    apt-get "${apt_opts[@]}" update -qq || die "apt-get update (deb-src) failed"
-    (cd "$apt_tmp/src" && apt-get "${apt_opts[@]}" source --download-only -qq "ring=$ring_version") \
-        || (cd "$apt_tmp/src" && apt-get "${apt_opts[@]}" source --download-only -qq ring) \
+    local apt_opts=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$apt_tmp/sources.list"
+              -o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$apt_tmp/lists" -o "Dir::Cache=$apt_tmp/cache")
+    apt-get "${apt_opts[@]}" update -qq >&2 || die "apt-get update (deb-src) failed"
+    (cd "$apt_tmp/src" && apt-get "${apt_opts[@]}" source --download-only -qq "ring=$ring_version" >&2) \
+        || (cd "$apt_tmp/src" && apt-get "${apt_opts[@]}" source --download-only -qq ring >&2) \
         || die "apt-get source ring failed"
     src_tar=$(ls "$apt_tmp/src"/ring_*.orig.tar.* 2>/dev/null | head -n1)
     [ -n "$src_tar" ] || die "ring source package has no orig tarball"
-    cp "$src_tar" "$cache/" && src_tar="$cache/$(basename "$src_tar")"
+    cp "$src_tar" "$cache/"
+    rm -rf "$apt_tmp"
+    echo "$cache/$(basename "$src_tar")"
+}
+
+command -v apt-get >/dev/null || [ -n "${SWIFT_PJSUA_PJPROJECT_TARBALL:-}" ] \
+    || die "no pjproject >= 2.12 found by pkg-config; install one (or set PKG_CONFIG_PATH) and run again"
+[ "$(id -u)" = 0 ] || die "building pjproject into $prefix needs root (or install your own pjproject and set PKG_CONFIG_PATH)"
+
+version=""
+tarball=""
+if [ "$explicit" != "$ring_pj_version" ]; then
+    tarball=$(find_pin_tarball)
+    [ -n "$tarball" ] && version=$pin_version
+fi
+if [ -z "$version" ]; then
+    [ "$explicit" = "$pin_version" ] && die "no pjproject $pin_version archive: set SWIFT_PJSUA_PJPROJECT_TARBALL to upstream's pjproject-$pin_version.tar.gz"
+    if [ -z "$explicit" ]; then
+        warn "no pjproject $pin_version archive could be had: falling back to pjproject $ring_pj_version from Debian's ring package."
+        warn "$ring_pj_version lacks a dozen security fixes in the SIP, SDP, STUN, DNS and RTP/SRTP parsers,"
+        warn "pjmedia's media-worker stall fix (so RTP runs on the SIP worker) and the APIs of 2.13-2.17;"
+        warn "set SWIFT_PJSUA_PJPROJECT_TARBALL to upstream's pjproject-$pin_version.tar.gz to move to $pin_version."
+    fi
+    if have_pjproject && is_ours && stamp_matches "$ring_pj_version"; then
+        say "pjproject $(pc --modversion libpjproject) in $prefix is current"
+        exit 0
+    fi
+    version=$ring_pj_version
 fi
 
+# --- pjproject: build and install --------------------------------------------
 build=$(mktemp -d /tmp/pjproject-build.XXXXXX)
-say "unpacking pjproject from $(basename "$src_tar")"
-tar -xf "$src_tar" -C "$build" --wildcards '*/daemon/contrib/tarballs-unpacked/pjproject-*' \
-    || die "no pjproject tree in $src_tar"
+trap 'rm -rf "$build"' EXIT
+if [ "$version" = "$pin_version" ]; then
+    say "unpacking pjproject $version from $tarball"
+    tar -xzf "$tarball" -C "$build" || die "could not unpack $tarball"
+else
+    ring_tar=$(fetch_ring_tarball)
+    say "unpacking pjproject $version from $(basename "$ring_tar")"
+    tar -xf "$ring_tar" -C "$build" --wildcards '*/daemon/contrib/tarballs-unpacked/pjproject-*' \
+        || die "no pjproject tree in $ring_tar"
+fi
 pjdir=$(find "$build" -mindepth 1 -maxdepth 8 -type f -name aconfigure -path '*pjproject-*' -printf '%h\n' | head -n1)
 [ -n "$pjdir" ] || die "pjproject tree not found after unpacking"
 
-say "building pjproject in $pjdir (about 2-3 minutes on 2 cores)"
+say "building pjproject $version for $prefix (about 3 minutes on 2 cores)"
 cp "$here/provision/config_site.h" "$pjdir/pjlib/include/pj/config_site.h"
 log="$build/build.log"
+stage="$build/stage"
+ldflags=""
+[ "$prefix" = /usr/local ] || ldflags="-Wl,-rpath,$prefix/lib"
 (
     cd "$pjdir"
     chmod +x configure aconfigure 2>/dev/null || true
-    ./configure --prefix="$prefix" --enable-shared --enable-epoll --disable-video \
-        --disable-libwebrtc --disable-libyuv --with-external-srtp --with-external-gsm \
-        --with-external-speex --disable-ilbc-codec --disable-g7221-codec \
-        --disable-sdl --disable-ffmpeg --disable-v4l2 --disable-openh264 \
-        CFLAGS='-O2 -fPIC' 2>&1
+    ./configure --prefix="$prefix" "${configure_flags[@]}" CFLAGS='-O2 -fPIC' LDFLAGS="$ldflags" 2>&1
     make dep 2>&1
     make -j"$(nproc)" 2>&1
-    make install 2>&1
-) >"$log" || { tail -n 40 "$log" >&2; die "pjproject build failed (log: $log)"; }
+    make install DESTDIR="$stage" 2>&1
+) >"$log" || { tail -n 40 "$log" >&2; cp "$log" /tmp/pjproject-build.log; die "pjproject build failed (log: /tmp/pjproject-build.log)"; }
 
 app=$(ls "$pjdir"/pjsip-apps/bin/pjsua-* 2>/dev/null | head -n1)
-if [ -n "$app" ]; then install -m 0755 "$app" "$prefix/bin/pjsua"; else say "warning: C pjsua app was not built"; fi
-ldconfig
-have_pjproject || die "pjproject installed but pkg-config still does not find libpjproject"
-say "installed pjproject $(pkg-config --modversion libpjproject) under $prefix"
-rm -rf "$build"
+if [ -n "$app" ]; then install -D -m 0755 "$app" "$stage$prefix/bin/pjsua"; else warn "the C pjsua app was not built"; fi
+
+# Remove what an earlier install of ours left (its manifest, or for installs made before
+# manifests existed, pjproject's own names), then copy the new tree in.
+if [ -f "$manifest" ]; then
+    while IFS= read -r f; do rm -f "$prefix/$f"; done < "$manifest"
+elif is_ours 2>/dev/null; then
+    rm -rf "$prefix"/include/{pj,pjlib-util,pjmedia,pjmedia-audiodev,pjmedia-codec,pjmedia-videodev,pjnath,pjsip,pjsip-simple,pjsip-ua,pjsua-lib,pjsua2}
+    rm -f "$prefix"/include/{pjlib,pjlib-util,pjmedia,pjmedia-codec,pjmedia_audiodev,pjmedia_videodev,pjnath,pjsip,pjsip_auth,pjsip_simple,pjsip_ua,pjsua}.h \
+          "$prefix"/include/pjsua2.hpp "$prefix"/lib/libpj*.{so,a} "$prefix"/lib/libpj*.so.* \
+          "$prefix"/lib/libresample*.{so,a} "$prefix"/lib/libresample*.so.* "$pcdir/libpjproject.pc" "$prefix/bin/pjsua"
+fi
+mkdir -p "$prefix/share/swift-pjsua"
+(cd "$stage$prefix" && find . -type f -o -type l | sed 's|^\./||' | sort) > "$manifest.new"
+cp -a "$stage$prefix/." "$prefix/"
+mv "$manifest.new" "$manifest"
+echo "$version $(recipe_hash)" > "$stamp"
+[ "$prefix" = /usr/local ] && ldconfig
+have_pjproject || die "pjproject installed but pkg-config still does not find libpjproject in $pcdir"
+say "installed pjproject $(pc --modversion libpjproject) under $prefix"

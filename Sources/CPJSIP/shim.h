@@ -19,6 +19,182 @@
 #include <pjsua-lib/pjsua_internal.h>
 #include <pjsip/sip_errno.h>
 #include <pjlib-util/sha1.h>
+#include <stdlib.h>
+
+/* ---- Versions: this header compiles against pjproject 2.12.1 through 2.17. Every
+ * difference between them is handled here, behind PJ_VERSION_NUM, so the Swift side
+ * sees one API. ---- */
+
+#define CPJ_VERSION_AT_LEAST(major, minor) (PJ_VERSION_NUM >= (((major) << 24) | ((minor) << 16)))
+#define CPJ_STRINGIFY_(x) #x
+#define CPJ_STRINGIFY(x) CPJ_STRINGIFY_(x)
+
+/* The version of the headers this module was compiled against, spelled as pjlib spells
+ * PJ_VERSION ("2.17", "2.12.1", with PJ_VERSION_NUM_EXTRA appended). */
+static inline const char *cpj_compiled_version(void) {
+#if PJ_VERSION_NUM_REV
+    return CPJ_STRINGIFY(PJ_VERSION_NUM_MAJOR) "." CPJ_STRINGIFY(PJ_VERSION_NUM_MINOR) "."
+           CPJ_STRINGIFY(PJ_VERSION_NUM_REV) PJ_VERSION_NUM_EXTRA;
+#else
+    return CPJ_STRINGIFY(PJ_VERSION_NUM_MAJOR) "." CPJ_STRINGIFY(PJ_VERSION_NUM_MINOR) PJ_VERSION_NUM_EXTRA;
+#endif
+}
+
+/* The version of the pjlib loaded at run time (PJ_VERSION is data inside libpj). */
+static inline const char *cpj_runtime_version(void) { return pj_get_version(); }
+
+/* Whether the build has IPv6 (PJ_HAS_IPV6, 0 by pjlib's default). From 2.15 on
+ * pjsua_acc_add asserts, aborting the process, when an account asks for IPv6 in a
+ * build without it. */
+static inline pj_bool_t cpj_has_ipv6(void) { return PJ_HAS_IPV6 ? PJ_TRUE : PJ_FALSE; }
+
+/* What an account's media uses when its RTP address is IPv6, or IPv4. Before 2.14,
+ * PJSUA_IPV6_ENABLED meant IPv6; from 2.14 on it means "no preference", which falls back
+ * to IPv4 for an offer (and to PJ_ERESOLVE on a ::1 socket), so ask for IPv6 only. */
+static inline pjsua_ipv6_use cpj_ipv6_media_use(pj_bool_t ipv6_address) {
+    if (!PJ_HAS_IPV6 || !ipv6_address) return PJSUA_IPV6_DISABLED;
+#if CPJ_VERSION_AT_LEAST(2, 14)
+    return PJSUA_IPV6_ENABLED_USE_IPV6_ONLY;
+#else
+    return PJSUA_IPV6_ENABLED;
+#endif
+}
+
+/* Call settings for an audio-only call: one audio stream, no video and, from 2.16 on,
+ * no real-time text (pjsua_call_setting_default offers one text stream there, which adds
+ * a socket pair and a clock thread per call and up to 300 ms of teardown). */
+static inline void cpj_call_setting_audio_only(pjsua_call_setting *setting) {
+    setting->aud_cnt = 1;
+    setting->vid_cnt = 0;
+#if CPJ_VERSION_AT_LEAST(2, 16)
+    setting->txt_cnt = 0;
+#endif
+}
+
+/* Whether pjmedia's own media worker polls without stalling: before 2.13 its I/O queue
+ * worker slept out a whole 500 ms poll timeout when epoll reported a socket with nothing
+ * to read (pjproject #3086, #3188), so the engine put RTP on the SIP worker instead. */
+static inline pj_bool_t cpj_media_worker_is_reliable(void) {
+    return CPJ_VERSION_AT_LEAST(2, 13) ? PJ_TRUE : PJ_FALSE;
+}
+
+/* RFC 4733 digits still queued for sending on a call's audio stream, or -1 when this
+ * pjproject cannot tell (pjsua_call_get_queued_dtmf_digits arrived in 2.17). */
+static inline int cpj_call_queued_dtmf_digits(pjsua_call_id call_id) {
+#if CPJ_VERSION_AT_LEAST(2, 17)
+    unsigned digits = 0;
+    if (pjsua_call_get_queued_dtmf_digits(call_id, &digits) != PJ_SUCCESS) return 0;
+    return (int)digits;
+#else
+    (void)call_id;
+    return -1;
+#endif
+}
+
+/* ---- Players and recorders: closed for real before their destroy call returns. ----
+ *
+ * From 2.15 on the conference bridge removes ports on its clock thread: pjsua_recorder_destroy
+ * and pjsua_player_destroy queue the removal and return, and the WAV file is closed on a
+ * later clock tick, when the port's group lock is destroyed. These wait for that (a
+ * handler on the group lock, which runs after the port's own on_destroy has closed the
+ * file), up to timeout_ms. When nothing clocks the bridge (no sound device attached) the
+ * removal would wait forever, so the waiting thread runs bridge ticks itself: each mixes
+ * one frame (one RTP packet per connected call). Before 2.15 the destroy is synchronous. */
+
+#if CPJ_VERSION_AT_LEAST(2, 15)
+typedef struct cpj_port_closing {
+    int closed;
+    int refs; /* the waiter and the handler; the last one out frees it */
+} cpj_port_closing;
+
+static inline void cpj_port_closing_release(cpj_port_closing *closing) {
+    if (__atomic_sub_fetch(&closing->refs, 1, __ATOMIC_ACQ_REL) == 0) free(closing);
+}
+
+static inline void cpj_port_closing_on_destroy(void *member) {
+    cpj_port_closing *closing = (cpj_port_closing *)member;
+    __atomic_store_n(&closing->closed, 1, __ATOMIC_RELEASE);
+    cpj_port_closing_release(closing);
+}
+
+/* One tick of the bridge when no sound device or null device clocks it. */
+static inline void cpj_conf_tick_if_unclocked(void) {
+    pjmedia_port *master;
+    pjmedia_frame frame;
+    pj_size_t size;
+    if (pjsua_var.snd_port != NULL || pjsua_var.null_snd != NULL || pjsua_var.mconf == NULL) return;
+    master = pjmedia_conf_get_master_port(pjsua_var.mconf);
+    if (master == NULL) return;
+    size = PJMEDIA_PIA_SPF(&master->info) * PJMEDIA_PIA_BITS(&master->info) / 8;
+    pj_bzero(&frame, sizeof(frame));
+    frame.type = PJMEDIA_FRAME_TYPE_AUDIO;
+    frame.buf = malloc(size);
+    frame.size = size;
+    if (frame.buf == NULL) return;
+    pjmedia_port_get_frame(master, &frame);
+    free(frame.buf);
+}
+
+static inline pj_status_t cpj_destroy_port_and_wait(pjmedia_port *port, pj_status_t (*destroy)(int), int id,
+                                                    unsigned timeout_ms) {
+    cpj_port_closing *closing = NULL;
+    pj_status_t status;
+    pj_time_val start, now;
+    if (port != NULL && port->grp_lock != NULL) {
+        closing = (cpj_port_closing *)calloc(1, sizeof(*closing));
+        if (closing != NULL) {
+            closing->refs = 2;
+            if (pj_grp_lock_add_handler(port->grp_lock, NULL, closing, &cpj_port_closing_on_destroy) != PJ_SUCCESS) {
+                free(closing);
+                closing = NULL;
+            }
+        }
+    }
+    status = destroy(id);
+    if (closing == NULL) return status;
+    if (status != PJ_SUCCESS) {
+        if (pj_grp_lock_del_handler(port->grp_lock, closing, &cpj_port_closing_on_destroy) == PJ_SUCCESS)
+            free(closing);
+        else
+            cpj_port_closing_release(closing);
+        return status;
+    }
+    pj_gettickcount(&start);
+    for (;;) {
+        if (__atomic_load_n(&closing->closed, __ATOMIC_ACQUIRE)) break;
+        pj_gettickcount(&now);
+        PJ_TIME_VAL_SUB(now, start);
+        if (PJ_TIME_VAL_MSEC(now) >= (long)timeout_ms) break;
+        cpj_conf_tick_if_unclocked();
+        pj_thread_sleep(2);
+    }
+    status = __atomic_load_n(&closing->closed, __ATOMIC_ACQUIRE) ? PJ_SUCCESS : PJ_ETIMEDOUT;
+    cpj_port_closing_release(closing);
+    return status;
+}
+#endif
+
+static inline pj_status_t cpj_recorder_destroy_and_wait(pjsua_recorder_id id, unsigned timeout_ms) {
+#if CPJ_VERSION_AT_LEAST(2, 15)
+    pjmedia_port *port = NULL;
+    if (pjsua_recorder_get_port(id, &port) != PJ_SUCCESS) port = NULL;
+    return cpj_destroy_port_and_wait(port, &pjsua_recorder_destroy, id, timeout_ms);
+#else
+    (void)timeout_ms;
+    return pjsua_recorder_destroy(id);
+#endif
+}
+
+static inline pj_status_t cpj_player_destroy_and_wait(pjsua_player_id id, unsigned timeout_ms) {
+#if CPJ_VERSION_AT_LEAST(2, 15)
+    pjmedia_port *port = NULL;
+    if (pjsua_player_get_port(id, &port) != PJ_SUCCESS) port = NULL;
+    return cpj_destroy_port_and_wait(port, &pjsua_player_destroy, id, timeout_ms);
+#else
+    (void)timeout_ms;
+    return pjsua_player_destroy(id);
+#endif
+}
 
 /* ---- Status codes: pj_status_t bases differ between versions; never hard-code them. ---- */
 
@@ -32,6 +208,7 @@ static inline pj_status_t cpj_status_ebusy(void) { return PJ_EBUSY; }
 static inline pj_status_t cpj_status_einvalidop(void) { return PJ_EINVALIDOP; }
 static inline pj_status_t cpj_status_etimedout(void) { return PJ_ETIMEDOUT; }
 static inline pj_status_t cpj_status_eexists(void) { return PJ_EEXISTS; }
+static inline pj_status_t cpj_status_eafnotsup(void) { return PJ_EAFNOTSUP; }
 static inline pj_status_t cpj_status_enomem(void) { return PJ_ENOMEM; }
 static inline pj_status_t cpj_status_einvaliduri(void) { return PJSIP_EINVALIDURI; }
 static inline pj_status_t cpj_status_esessionterminated(void) { return PJSIP_ESESSIONTERMINATED; }

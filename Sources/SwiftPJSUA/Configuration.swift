@@ -83,6 +83,9 @@ public enum TransportType: String, Sendable, Hashable, CaseIterable {
     /// Whether the transport is connection-oriented (TCP or TLS).
     public var isReliable: Bool { self != .udp && self != .udp6 }
 
+    /// Whether the transport runs over IPv6.
+    public var isIPv6: Bool { self == .udp6 || self == .tcp6 || self == .tls6 }
+
     /// The `transport` URI parameter value that routes requests over this kind.
     public var uriParameter: String {
         switch self {

@@ -95,3 +95,29 @@ public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 }
+
+/// The pjproject libraries loaded at run time are not the version the engine was compiled
+/// against.
+///
+/// Every pjproject release names its libraries `libpj*.so.2`, so a binary built against
+/// one version can load another (for example when two are installed and the dynamic
+/// linker finds the other first). pjsua's structs change between versions, so
+/// ``PJSUA/start(_:)`` refuses to run rather than corrupt memory. Rebuild against the
+/// pjproject you run, or make the one you built against the one that loads (an rpath,
+/// `LD_LIBRARY_PATH`, or removing the other).
+public struct PJProjectVersionMismatchError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The version of the pjproject headers the engine was compiled against, e.g. `2.17`.
+    public var compiledVersion: String
+    /// The version of the pjproject libraries loaded at run time (`pj_get_version`).
+    public var loadedVersion: String
+
+    /// Creates the error from both versions.
+    public init(compiledVersion: String, loadedVersion: String) {
+        self.compiledVersion = compiledVersion
+        self.loadedVersion = loadedVersion
+    }
+
+    public var description: String {
+        "pjproject \(loadedVersion) is loaded, but the engine was compiled against pjproject \(compiledVersion)"
+    }
+}

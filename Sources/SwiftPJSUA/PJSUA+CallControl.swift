@@ -37,6 +37,7 @@ extension PJSUA {
     /// transaction is still open (no event marks its end), retries every 20 ms for up to
     /// 2 s, re-checking the call after each wait.
     private func afterPendingOffer(_ call: Call, _ send: (Int32) throws -> Void) async throws {
+        try await waitForQueuedDigits(call, slot: try confirmedSlot(call))
         let deadline = ContinuousClock.now + .seconds(2)
         while true {
             let slot = try confirmedSlot(call)
@@ -47,6 +48,29 @@ extension PJSUA {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
+    }
+
+    /// Waits until the RFC 4733 digits queued on `call` have been sent: a re-INVITE that
+    /// rebuilds the audio stream (hold, resume) would drop them. pjproject 2.17 counts them
+    /// (`pjsua_call_get_queued_dtmf_digits`); earlier versions cannot, and the wait lasts
+    /// until the estimate made by ``sendDTMF(_:digits:method:duration:)`` (each digit's
+    /// duration, at least 200 ms, plus 80 ms for its end packets). At most 10 s.
+    func waitForQueuedDigits(_ call: Call, slot: Int32) async throws {
+        let limit = ContinuousClock.now + .seconds(10)
+        var slot = slot
+        while ContinuousClock.now < limit {
+            let queued = Native.queuedDTMFDigits(slot)
+            if queued == 0 { break }
+            if queued < 0 {
+                // No count in this pjproject: wait out the estimate.
+                guard let estimate = dtmfDrainEstimates[call], estimate > .now else { break }
+                try await Task.sleep(until: min(estimate, limit))
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            slot = try confirmedSlot(call)
+        }
+        dtmfDrainEstimates[call] = nil
     }
 
     /// Mutes or unmutes what a call transmits: while muted the far end hears silence (RTP
@@ -69,8 +93,10 @@ extension PJSUA {
     ///   - digits: `0`–`9`, `*`, `#`, `A`–`D` (lowercase `a`–`d` are accepted).
     ///   - method: RFC 4733 telephone-events in RTP, or one SIP INFO per digit
     ///     (`application/dtmf-relay`).
-    ///   - duration: each digit's length for SIP INFO (`Duration=` in ms). RFC 4733 digits
-    ///     last pjmedia's fixed `PJMEDIA_DTMF_DURATION` (200 ms at 8 kHz) in pjproject 2.12.
+    ///   - duration: each digit's length: `Duration=` in ms for SIP INFO; for RFC 4733 the
+    ///     events' duration from pjproject 2.14 on, while 2.12 sends pjmedia's fixed
+    ///     `PJMEDIA_DTMF_DURATION` (200 ms at 8 kHz). A hold or resume that follows waits
+    ///     until queued RFC 4733 digits have been sent.
     /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)`` for an empty string, another
     ///   character, or a duration outside 1 ms–10 s; ``PJSUAUsageError/unknownCall(_:)``;
     ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when the call is not confirmed;
@@ -90,6 +116,13 @@ extension PJSUA {
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         try Native.sendDTMF(
             try confirmedSlot(call), digits: normalized, method: method, milliseconds: Int(milliseconds))
+        if method == .rfc4733 {
+            let now = ContinuousClock.now
+            dtmfDrainEstimates = dtmfDrainEstimates.filter { $0.value > now }
+            let perDigit = max(duration, .milliseconds(200)) + .milliseconds(80)
+            let start = max(dtmfDrainEstimates[call] ?? now, now)
+            dtmfDrainEstimates[call] = start + perDigit * normalized.count
+        }
     }
 
     // MARK: Transfer

@@ -39,18 +39,32 @@ extension PJSUA {
         return recorder
     }
 
-    /// Stops and destroys a player before its call ends. Wraps `pjsua_player_destroy`.
-    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already destroyed.
+    /// Stops and destroys a player before its call ends, returning once pjmedia has closed
+    /// the file. Wraps `pjsua_player_destroy`.
+    ///
+    /// From pjproject 2.15 on the conference bridge removes ports on its clock thread, one
+    /// tick (20 ms) later; this waits for that on the engine thread, for at most 1 s, and
+    /// runs the bridge's clock itself when no sound device drives it.
+    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already destroyed;
+    ///   ``PJSUAError`` with ``PJSUAError/Code/timedOut`` when pjmedia had not closed it
+    ///   after 1 s (it is detached all the same, and closed when the bridge next runs).
     public func stop(_ player: Player) throws {
-        guard Native.detach(bridge: try runtime().bridge, player: player, recorder: nil) else {
+        guard try Native.detach(bridge: try runtime().bridge, player: player, recorder: nil) else {
             throw PJSUAUsageError.unknownMediaPort
         }
     }
 
-    /// Stops a recorder and closes its file before its call ends. Wraps `pjsua_recorder_destroy`.
-    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already closed.
+    /// Stops a recorder before its call ends, returning once its WAV file is complete on
+    /// disk (closed by pjmedia). Wraps `pjsua_recorder_destroy`.
+    ///
+    /// From pjproject 2.15 on the conference bridge removes ports on its clock thread, one
+    /// tick (20 ms) later; this waits for that on the engine thread, for at most 1 s, and
+    /// runs the bridge's clock itself when no sound device drives it.
+    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already closed;
+    ///   ``PJSUAError`` with ``PJSUAError/Code/timedOut`` when pjmedia had not closed the
+    ///   file after 1 s (it is detached all the same, and closed when the bridge next runs).
     public func stop(_ recorder: Recorder) throws {
-        guard Native.detach(bridge: try runtime().bridge, player: nil, recorder: recorder) else {
+        guard try Native.detach(bridge: try runtime().bridge, player: nil, recorder: recorder) else {
             throw PJSUAUsageError.unknownMediaPort
         }
     }

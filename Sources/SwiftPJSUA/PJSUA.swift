@@ -48,6 +48,9 @@ public actor PJSUA {
     private var reaper: Task<Void, Never>?
     /// Calls the last sweep found gone from their slot without a terminal event.
     private var lostCallSuspects: Set<Call> = []
+    /// When each call's queued RFC 4733 digits are expected to have gone out, for
+    /// pjprojects that cannot count them (before 2.17); see ``waitForQueuedDigits(_:slot:)``.
+    var dtmfDrainEstimates: [Call: ContinuousClock.Instant] = [:]
 
     /// How often the engine checks for calls whose end pjsua did not report. A call is
     /// declared ended on the second sweep that finds its slot gone, so between one and two
@@ -114,14 +117,29 @@ public actor PJSUA {
 
     // MARK: Lifecycle
 
+    /// The pjproject this engine runs on: the version of the libraries loaded at run time
+    /// (`pj_get_version`, e.g. `2.17`) and the version of the headers it was compiled
+    /// against. ``start(_:)`` refuses to run when they differ.
+    public nonisolated static var pjprojectVersion: (loaded: String, compiled: String) {
+        (Native.loadedVersion, Native.compiledVersion)
+    }
+
+    /// Whether RTP runs on pjmedia's own media worker thread (pjproject 2.13 and later, as
+    /// in pjsua's C app) rather than on pjsua's SIP worker (pjproject 2.12, whose media
+    /// worker stalls for up to 500 ms).
+    public nonisolated static var usesMediaWorkerThread: Bool { Native.usesMediaWorker }
+
     /// Creates, configures and starts pjsua: `pjsua_create`, `pjsua_init`, the transports,
     /// `pjsua_start` and the sound device.
     ///
     /// - Parameter configuration: transports, limits, logging and media settings.
     /// - Throws: ``PJSUAUsageError/alreadyStarted`` when running or still shutting down;
     ///   ``PJSUAUsageError/anotherEngineRunning`` when another engine runs in this process;
-    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values; ``PJSUAError``
-    ///   when pjsua fails (for example a port in use). After a failure nothing is left
+    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values;
+    ///   ``PJProjectVersionMismatchError`` when the pjproject loaded at run time is not the
+    ///   one the engine was compiled against; ``PJSUAError`` when pjsua fails (for example
+    ///   a port in use, or ``PJSUAError/Code/addressFamilyNotSupported`` for an IPv6
+    ///   transport in a pjproject built without IPv6). After a failure nothing is left
     ///   running and `start` can be tried again.
     public func start(_ configuration: Configuration = Configuration()) throws {
         switch lifecycle {
@@ -129,6 +147,10 @@ public actor PJSUA {
         case .idle, .shutDown: break
         }
         try Self.validate(configuration)
+        guard Native.compiledVersion == Native.loadedVersion else {
+            throw PJProjectVersionMismatchError(
+                compiledVersion: Native.compiledVersion, loadedVersion: Native.loadedVersion)
+        }
         let hub = currentHub.withLock { $0 }
         let bridge = EngineBridge(
             hub: hub, executor: executor, logHandler: configuration.logHandler,

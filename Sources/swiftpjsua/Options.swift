@@ -110,6 +110,8 @@ let usage = """
       --hold-after S               put the call on hold S seconds after it is confirmed
     DTMF received, hold and resume (media lines) and transfer progress are printed.
 
+      version                      the pjproject loaded and the one compiled against (exit 1
+                                   when they differ), and which thread carries RTP
       help                         this text
 
     options for every command:

@@ -28,6 +28,12 @@ do {
             rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)))
     case "register":
         status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once"]))
+    case "version", "--version":
+        let version = PJSUA.pjprojectVersion
+        out("pjproject \(version.loaded)")
+        out("compiled against pjproject \(version.compiled)")
+        out("RTP on \(PJSUA.usesMediaWorkerThread ? "pjmedia's media worker thread" : "pjsua's SIP worker thread")")
+        status = version.loaded == version.compiled ? 0 : 1
     case "help", "--help", "-h":
         out(usage)
         status = 0

@@ -18,9 +18,20 @@ public enum Repository {
         root.appendingPathComponent("Tests/Scenarios/\(name)").path
     }
 
-    /// The `swiftpjsua` tool built next to the tests.
+    /// The `swiftpjsua` tool built next to the tests: `SWIFTPJSUA_TOOL` when set, else the
+    /// one in the folder of the running test binary (whatever `--scratch-path` and
+    /// configuration built it), else `.build/debug` or `.build/release`.
     public static var tool: URL {
-        let candidates = ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/swiftpjsua") }
+        var candidates: [URL] = []
+        if let explicit = ProcessInfo.processInfo.environment["SWIFTPJSUA_TOOL"], !explicit.isEmpty {
+            candidates.append(URL(fileURLWithPath: explicit))
+        }
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("swiftpjsua"))
+        }
+        // Apple's xctest runs a bundle: the tool sits beside the .xctest folder.
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("swiftpjsua"))
+        candidates += ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/swiftpjsua") }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 }

@@ -7,7 +7,27 @@ import Testing
 /// kernel picks, so it needs no place in the serialized engine suite.
 @Suite("Benchmark harness")
 struct BenchmarkSmokeTests {
-    @Test("Smoke run: swiftpjsua listen and the C pjsua app both complete calls with and without media")
+    /// The C pjsua app built from the same pjproject as the tool (the harness's own rule:
+    /// the app installed beside the libpj the tool loads, loading that same libpj), or why
+    /// there is none. Without one the test is skipped, and the skip says why.
+    static let matchingApp: (path: String?, why: String) = {
+        let harness = Repository.root.appendingPathComponent("Benchmarks/bench.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [harness, "--check-apps", "--swiftpjsua", Repository.tool.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        do { try process.run() } catch { return (nil, "cannot run the harness: \(error)") }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return process.terminationStatus == 0 ? (line, "") : (nil, line)
+    }()
+
+    @Test(
+        "Smoke run: swiftpjsua listen and the C pjsua app both complete calls with and without media",
+        .enabled(if: matchingApp.path != nil, "no C pjsua app of the same pjproject: \(matchingApp.why)"))
     func smokeRun() async throws {
         let folder = try TemporaryFolder("swiftpjsua-bench")
         defer { folder.remove() }

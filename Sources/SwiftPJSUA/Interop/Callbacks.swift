@@ -102,7 +102,7 @@ func onTransferRequest(
     }
     if let setting {
         // The new call is audio only, like every call the engine makes.
-        setting.pointee.vid_cnt = 0
+        cpj_call_setting_audio_only(setting)
     }
     bridge.hub.emit(.transferRequest(call: call, target: request.target, statusCode: Int(code.pointee.rawValue)))
 }

@@ -29,6 +29,7 @@ extension Native {
         config.priority -= 1
         applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
         var slot = pjsua_acc_id(cpj_invalid_id())
+        try ensureIPv6Available(forRTPAddress: rtpAddress)
         try ensureRoomForAccount()
         try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         return Handles.account(slot)
@@ -42,6 +43,15 @@ extension Native {
         }
     }
 
+    /// Throws ``PJSUAError/Code/addressFamilyNotSupported`` for an IPv6 RTP address in a
+    /// pjproject built without IPv6: pjsua_acc_add asserts on it (2.15+), aborting the process.
+    static func ensureIPv6Available(forRTPAddress address: String?) throws(PJSUAError) {
+        guard let address, address.contains(":"), !hasIPv6 else { return }
+        throw PJSUAError(
+            code: .addressFamilyNotSupported, function: "pjsua_acc_add",
+            message: "RTP address \(address) is IPv6, and this pjproject \(loadedVersion) was built without IPv6")
+    }
+
     static func applyRTP(
         _ config: inout pjsua_acc_config, ports: ClosedRange<UInt16>, address: String?, scope: StringScope
     ) {
@@ -50,8 +60,8 @@ extension Native {
         if let address {
             config.rtp_cfg.bound_addr = scope.pj(address)
             config.rtp_cfg.public_addr = scope.pj(address)
-            // An IPv6 RTP address needs IPv6 media sockets and SDP.
-            if address.contains(":") { config.ipv6_media_use = PJSUA_IPV6_ENABLED }
+            // An IPv6 RTP address needs IPv6 media sockets and SDP; an IPv4 one, IPv4.
+            config.ipv6_media_use = cpj_ipv6_media_use(address.contains(":") ? 1 : 0)
         }
     }
 
@@ -150,6 +160,7 @@ extension Native {
             }
         }
         applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
+        try ensureIPv6Available(forRTPAddress: rtpAddress)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
         if !account.registerHeaders.isEmpty {

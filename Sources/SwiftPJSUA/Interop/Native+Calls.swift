@@ -39,8 +39,7 @@ extension Native {
     ) throws(PJSUAError) -> Call {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
-        setting.aud_cnt = 1
-        setting.vid_cnt = 0
+        cpj_call_setting_audio_only(&setting)
         var slot = pjsua_call_id(cpj_invalid_id())
         // The generation goes in as the call's user data, so it is in place before the
         // first callback for the call runs.
@@ -58,8 +57,7 @@ extension Native {
     static func answer(_ slot: pjsua_call_id, statusCode: Int, headers: [SIPHeader] = []) throws(PJSUAError) {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
-        setting.aud_cnt = 1
-        setting.vid_cnt = 0
+        cpj_call_setting_audio_only(&setting)
         let status = withMessageData(headers) { pjsua_call_answer2(slot, &setting, UInt32(statusCode), nil, $0) }
         try PJ.check(status, "pjsua_call_answer2")
     }
@@ -91,6 +89,12 @@ extension Native {
             return pjsua_call_send_dtmf(slot, &param)
         }
         try PJ.check(status, "pjsua_call_send_dtmf")
+    }
+
+    /// RFC 4733 digits still queued on the call's audio stream, or -1 when this pjproject
+    /// cannot tell (before 2.17).
+    static func queuedDTMFDigits(_ slot: pjsua_call_id) -> Int {
+        Int(cpj_call_queued_dtmf_digits(slot))
     }
 
     static func transfer(_ slot: pjsua_call_id, to uri: String, headers: [SIPHeader]) throws(PJSUAError) {

@@ -88,9 +88,22 @@ extension Native {
         return (id, pjsua_recorder_get_conf_port(id))
     }
 
-    static func destroyMediaPorts(players: [pjsua_player_id], recorders: [pjsua_recorder_id]) {
-        for id in players { pjsua_player_destroy(id) }
-        for id in recorders { pjsua_recorder_destroy(id) }
+    /// How long destroying a player or recorder waits for pjmedia to close its port.
+    static let mediaPortCloseTimeout: Duration = .seconds(1)
+
+    /// Destroys players and recorders and returns once pjmedia has closed each one (its WAV
+    /// file complete on disk), or `false` when one was still open after
+    /// ``mediaPortCloseTimeout``. From pjproject 2.15 on the conference bridge removes ports
+    /// on its clock thread; this blocks the calling (engine) thread for that, one bridge
+    /// tick (20 ms) in the usual case, running the ticks itself when no sound device clocks
+    /// the bridge.
+    @discardableResult
+    static func destroyMediaPorts(players: [pjsua_player_id], recorders: [pjsua_recorder_id]) -> Bool {
+        let timeout = UInt32(mediaPortCloseTimeout.milliseconds)
+        var closed = true
+        for id in players where cpj_player_destroy_and_wait(id, timeout) == cpj_status_etimedout() { closed = false }
+        for id in recorders where cpj_recorder_destroy_and_wait(id, timeout) == cpj_status_etimedout() { closed = false }
+        return closed
     }
     static func liveSlot(_ call: Call) -> Int32? { Handles.liveSlot(call) }
     static func liveSlot(_ account: Account) -> Int32? { Handles.liveSlot(account) }
@@ -130,8 +143,9 @@ extension Native {
     }
 
     /// Detaches and destroys a player or recorder the app no longer wants. Returns `false`
-    /// when it is not (or no longer) attached.
-    static func detach(bridge: EngineBridge, player: Player?, recorder: Recorder?) -> Bool {
+    /// when it is not (or no longer) attached; throws ``PJSUAError/Code/timedOut`` when
+    /// pjmedia had not closed it after ``mediaPortCloseTimeout`` (it is detached either way).
+    static func detach(bridge: EngineBridge, player: Player?, recorder: Recorder?) throws(PJSUAError) -> Bool {
         let found: Bool = bridge.media.withLock { plan in
             if let player, var ids = plan.players[player.call.generation], let i = ids.firstIndex(of: player) {
                 ids.remove(at: i)
@@ -150,7 +164,11 @@ extension Native {
             return false
         }
         guard found else { return false }
-        destroyMediaPorts(players: player.map { [$0.id] } ?? [], recorders: recorder.map { [$0.id] } ?? [])
+        guard destroyMediaPorts(players: player.map { [$0.id] } ?? [], recorders: recorder.map { [$0.id] } ?? [])
+        else {
+            throw PJ.error(
+                cpj_status_etimedout(), recorder != nil ? "pjsua_recorder_destroy" : "pjsua_player_destroy")
+        }
         return true
     }
 

@@ -24,6 +24,11 @@ enum Native {
     /// `pjsua_create` → `pjsua_init` → transports → `pjsua_start` → sound device. On failure
     /// everything created is destroyed again and the error is thrown.
     static func start(_ configuration: Configuration) throws(PJSUAError) -> [Transport] {
+        if !hasIPv6, configuration.transports.contains(where: \.type.isIPv6) {
+            throw PJSUAError(
+                code: .addressFamilyNotSupported, function: "pjsua_transport_create",
+                message: "this pjproject \(loadedVersion) was built without IPv6 (PJ_HAS_IPV6 is 0)")
+        }
         // pjsua_create logs before pjsua_init installs the logging config: route and
         // filter those lines the same way from the start.
         let level = Int32(max(0, min(6, configuration.logLevel)))
@@ -58,8 +63,11 @@ enum Native {
             media.clock_rate = UInt32(configuration.media.clockRate)
             media.snd_clock_rate = 0
             media.no_vad = configuration.media.voiceActivityDetection ? 0 : 1
-            // RTP and RTCP sockets share pjsip's I/O queue, polled by the SIP worker above,
-            // instead of a media I/O queue of their own. pjmedia's own worker polls with a
+            // pjproject 2.13 and later: RTP and RTCP have pjmedia's own I/O queue and worker
+            // thread, as in pjsua's app, so media never waits behind SIP processing.
+            //
+            // pjproject 2.12: RTP and RTCP sockets share pjsip's I/O queue, polled by the
+            // SIP worker above, instead of a media I/O queue of their own. pjmedia's own worker polls with a
             // fixed 500 ms timeout (endpoint.c, worker_proc), and pjlib's epoll queue sleeps
             // that whole timeout when epoll reports a socket that has no read pending yet
             // (ioqueue_epoll.c, "epoll returns > 0 but no descriptors"). A caller's RTP and
@@ -69,8 +77,9 @@ enum Native {
             // the jitter buffer kept ~480 ms of latency and its progressive discard dropped a
             // frame every ~180 ms, which speex's decoder and PLC turn into broken audio. The
             // SIP worker polls with a 10 ms timeout, which bounds that stall to one frame.
-            media.has_ioqueue = 0
-            media.thread_cnt = 0
+            let ownMediaWorker = Native.usesMediaWorker
+            media.has_ioqueue = ownMediaWorker ? 1 : 0
+            media.thread_cnt = ownMediaWorker ? 1 : 0
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
@@ -108,6 +117,18 @@ enum Native {
             throw error
         }
     }
+
+    // MARK: Versions
+
+    /// The pjproject version of the headers the engine was compiled against ("2.17").
+    static var compiledVersion: String { String(cString: cpj_compiled_version()) }
+    /// The pjproject version of the libraries loaded at run time (`pj_get_version`).
+    static var loadedVersion: String { String(cString: cpj_runtime_version()) }
+    /// Whether the pjproject build has IPv6 (`PJ_HAS_IPV6`).
+    static var hasIPv6: Bool { cpj_has_ipv6() != 0 }
+    /// Whether RTP runs on pjmedia's own worker thread (pjproject 2.13+) rather than on
+    /// pjsip's SIP worker (2.12, whose media worker stalls for 500 ms).
+    static var usesMediaWorker: Bool { cpj_media_worker_is_reliable() != 0 }
 
     /// Sets pjsip's process-wide transaction timers (`pjsip_cfg()->tsx` and the transaction
     /// layer's copies, `pjsip_tsx_set_timers`); timer B/F (the timeout) is 64 × T1.

@@ -93,6 +93,9 @@ extension PJSUAError.Code {
     public static var invalidOperation: Self { .init(rawValue: cpj_status_einvalidop()) }
     /// `PJ_ETIMEDOUT`: the operation timed out.
     public static var timedOut: Self { .init(rawValue: cpj_status_etimedout()) }
+    /// `PJ_EAFNOTSUP`: the address family is not supported (for example IPv6 in a
+    /// pjproject built without it).
+    public static var addressFamilyNotSupported: Self { .init(rawValue: cpj_status_eafnotsup()) }
     /// `PJ_EEXISTS`: the object already exists.
     public static var alreadyExists: Self { .init(rawValue: cpj_status_eexists()) }
     /// `PJ_ENOMEM`: pjproject ran out of memory in a pool.
