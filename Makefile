@@ -2,14 +2,16 @@
 # Both provision what they need first (Debian packages, pjproject); a second run
 # finds everything in place and goes straight to the build.
 #
-# PJPROJECT=VERSION (2.17 or 2.12.1) builds and tests against that pjproject in its own
-# prefix (/opt/swift-pjsua/pjproject-VERSION) and its own build folder
-# (.build-pjproject-VERSION), leaving the default build alone:
+# PJPROJECT=VERSION (2.17, 2.12.1, or 2.17-noipv6: 2.17 built without IPv6) builds and
+# tests against that pjproject in its own prefix (/opt/swift-pjsua/pjproject-VERSION) and
+# its own build folder (.build-pjproject-VERSION), leaving the default build alone:
 #     make test PJPROJECT=2.12.1
 
 SWIFT ?= swift
 CONFIG ?= debug
 PJPROJECT ?=
+# Extra arguments for `swift test`, e.g. TEST_ARGS='--filter Kamailio'.
+TEST_ARGS ?=
 
 ifeq ($(PJPROJECT),)
 SCRATCH := .build
@@ -35,15 +37,27 @@ all: build
 provision:
 	@bash scripts/provision.sh $(PROVISION_ARGS)
 
+# SwiftPM does not notice when the headers of a system-library module change (pjproject
+# moved to another version or build, or Sources/CPJSIP/shim.h edited): its module cache and
+# the objects built on it would keep the old structs. A stamp of both starts the build
+# folder afresh when either changed.
+PJ_STAMP = $(shell { pkg-config --modversion libpjproject; pkg-config --variable=libdir libpjproject; \
+	cat "$$(pkg-config --variable=includedir libpjproject)/pj/config_site.h" Sources/CPJSIP/shim.h; } \
+	2>/dev/null | sha256sum | cut -c1-16)
+
 build: provision
 	@echo "pjproject $$(pkg-config --modversion libpjproject) from $(PJ_LIBDIR)"
+	@stamp=$(SCRATCH)/pjproject.stamp; \
+	if { [ -f $$stamp ] && [ "$$(cat $$stamp)" != "$(PJ_STAMP)" ]; } || { [ ! -f $$stamp ] && [ -d $(SCRATCH)/$(CONFIG) ]; }; then \
+		echo "pjproject or the shim changed since $(SCRATCH) was built: building it afresh"; rm -rf $(SCRATCH); \
+	fi; mkdir -p $(SCRATCH) && echo "$(PJ_STAMP)" > $$stamp
 	$(SWIFT) build $(SWIFT_FLAGS)
 
 demo: build
 	$(SCRATCH)/$(CONFIG)/swiftpjsua demo
 
 test: build
-	$(SWIFT) test $(SWIFT_FLAGS)
+	$(SWIFT) test $(SWIFT_FLAGS) $(TEST_ARGS)
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift

@@ -3,8 +3,8 @@
 // swift-pjsua: an async Swift wrapper over PJSIP's high-level C API (pjsua).
 //
 // Linux (and any system with pjproject's pkg-config file): `CPJSIP` is a system
-// library module over `pkg-config libpjproject`; `scripts/provision.sh` builds and
-// installs pjproject when none is found.
+// library module over `pkg-config libpjproject` (pjproject 2.12 to 2.17);
+// `scripts/provision.sh` builds and installs pjproject 2.17 when none is found.
 //
 // Apple platforms: iOS apps use a prebuilt PJSIP xcframework. Point
 // `SWIFT_PJSUA_PJSIP_XCFRAMEWORK` at it (an absolute path) and `CPJSIP` becomes a
@@ -31,7 +31,8 @@ if let xcframework, !xcframework.isEmpty {
             name: "CPJSIP",
             path: "Sources/CPJSIP",
             pkgConfig: "libpjproject",
-            providers: [.brew(["pjproject"]), .apt(["libpjproject-dev"])]
+            // Debian and Ubuntu package no pjproject: scripts/provision.sh builds one there.
+            providers: [.brew(["pjproject"]), .yum(["pjproject-devel"])]
         )
     ]
 }

@@ -18,6 +18,7 @@
 #    With --pjproject VERSION (2.17 or 2.12.1) that version is provisioned into its own
 #    prefix, /opt/swift-pjsua/pjproject-VERSION, whatever else is installed: this is how
 #    `make test PJPROJECT=2.12.1` tests the oldest supported version beside the newest.
+#    2.17-noipv6 is 2.17 built without IPv6 (PJ_HAS_IPV6 0), for the test of that case.
 #
 # Idempotent: a second run checks and returns in seconds.
 # Usage: scripts/provision.sh [--no-peers] [--pjproject VERSION]
@@ -53,10 +54,14 @@ say() { printf '[provision] %s\n' "$*"; }
 warn() { printf '[provision] warning: %s\n' "$*" >&2; }
 die() { printf '[provision] error: %s\n' "$*" >&2; exit 1; }
 
+# A variant: 2.17-noipv6 is 2.17 built with PJ_HAS_IPV6 0, to test what the engine does
+# in a pjproject without IPv6 (as some distributions build it).
+variant=""
 case "$explicit" in
     "") prefix=/usr/local ;;
     "$pin_version" | "$ring_pj_version") prefix=/opt/swift-pjsua/pjproject-$explicit ;;
-    *) die "--pjproject takes $pin_version or $ring_pj_version, not '$explicit'" ;;
+    "$pin_version-noipv6") prefix=/opt/swift-pjsua/pjproject-$explicit; variant=noipv6; explicit=$pin_version ;;
+    *) die "--pjproject takes $pin_version, $ring_pj_version or $pin_version-noipv6, not '$explicit'" ;;
 esac
 pcdir=$prefix/lib/pkgconfig
 stamp=$prefix/share/swift-pjsua/pjproject.stamp
@@ -94,8 +99,15 @@ configure_flags=(--enable-shared --enable-epoll --disable-video
     --disable-libwebrtc --disable-libyuv --with-external-srtp --with-external-gsm
     --with-external-speex --disable-ilbc-codec --disable-g7221-codec
     --disable-sdl --disable-ffmpeg --disable-v4l2 --disable-openh264)
+config_site() {
+    cat "$here/provision/config_site.h"
+    if [ "$variant" = noipv6 ]; then
+        printf '\n/* The noipv6 variant, for testing a pjproject built without IPv6. */\n'
+        printf '#undef PJ_HAS_IPV6\n#define PJ_HAS_IPV6 0\n'
+    fi
+}
 recipe_hash() {
-    { cat "$here/provision/config_site.h"; echo "${configure_flags[*]}"; echo "$prefix"; } | sha256sum | cut -c1-16
+    { config_site; echo "${configure_flags[*]}"; echo "$prefix"; } | sha256sum | cut -c1-16
 }
 
 # pkg-config as the build will see it (an explicit version looks only in its own prefix).
@@ -248,7 +260,7 @@ pjdir=$(find "$build" -mindepth 1 -maxdepth 8 -type f -name aconfigure -path '*p
 [ -n "$pjdir" ] || die "pjproject tree not found after unpacking"
 
 say "building pjproject $version for $prefix (about 3 minutes on 2 cores)"
-cp "$here/provision/config_site.h" "$pjdir/pjlib/include/pj/config_site.h"
+config_site > "$pjdir/pjlib/include/pj/config_site.h"
 log="$build/build.log"
 stage="$build/stage"
 ldflags=""

@@ -124,6 +124,10 @@ public actor PJSUA {
         (Native.loadedVersion, Native.compiledVersion)
     }
 
+    /// Whether the pjproject build has IPv6 (`PJ_HAS_IPV6`). Without it, IPv6 transports
+    /// and RTP addresses throw ``PJSUAError/Code/addressFamilyNotSupported``.
+    public nonisolated static var supportsIPv6: Bool { Native.hasIPv6 }
+
     /// Whether RTP runs on pjmedia's own media worker thread (pjproject 2.13 and later, as
     /// in pjsua's C app) rather than on pjsua's SIP worker (pjproject 2.12, whose media
     /// worker stalls for up to 500 ms).

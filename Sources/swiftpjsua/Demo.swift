@@ -20,7 +20,7 @@ enum Demo {
         try WAVAudio.tone(frequency: toneFrequency, duration: .seconds(5), sampleRate: config.media.clockRate)
             .write(to: toneFile)
 
-        let events = engine.events
+        let events = engine.timestampedEvents
         try await engine.start(config)
         guard let transport = try await engine.transports().first else { return 1 }
         printer.line("engine started on udp \(transport.host):\(transport.port)")
@@ -36,13 +36,17 @@ enum Demo {
         var audioStarted = false
         var codec = "?"
         let statistics = StatisticsBox()
+        let hangupClock = HangupClock()
+        var disconnectedAt: [Call: ContinuousClock.Instant] = [:]
+        var offered: [MediaType] = []
         // A bound on the whole demo: if something stalls, shut down and report failure.
         let watchdog = Task {
             try await Task.sleep(for: .seconds(20))
             printer.line("timed out")
             await engine.shutdown()
         }
-        for await event in events {
+        for await stamped in events {
+            let event = stamped.event
             printer.event(event, names: names)
             switch event {
             case .incomingCall(_, let call, _, _, _, _):
@@ -51,8 +55,11 @@ enum Demo {
                 try await engine.answer(call, statusCode: 200)
             case .callMediaState(let call, let media) where media.contains(where: \.isFlowingAudio):
                 ready.insert(call)
+                // The callee's streams are the m= lines the caller's INVITE offered.
+                if call == callee { offered = media.map(\.type) }
             case .callState(let call, .disconnected, _, _, _):
                 ended.insert(call)
+                disconnectedAt[call] = stamped.raisedAt
             default:
                 break
             }
@@ -68,6 +75,7 @@ enum Demo {
                     let received = try? await engine.streamStatistics(callee)
                     statistics.set(sent: sent, received: received)
                     printer.line("hanging up")
+                    hangupClock.mark()
                     try? await engine.hangup(caller)
                 }
             }
@@ -82,6 +90,14 @@ enum Demo {
         out("codec: \(codec)")
         out("rtp packets sent (caller): \(sent?.packetsSent ?? 0)")
         out("rtp packets received (callee): \(received?.packetsReceived ?? 0)")
+        out("media offered: \(offered.isEmpty ? "?" : offered.map { "\($0)" }.joined(separator: ", "))")
+        if let hungUp = hangupClock.instant {
+            for (call, name) in names.sorted(by: { $0.value < $1.value }) {
+                guard let at = disconnectedAt[call] else { continue }
+                let ms = Double((at - hungUp).components.attoseconds) / 1e15 + Double((at - hungUp).components.seconds) * 1000
+                out(String(format: "%@ disconnected: %.1f ms after the hang-up", name, ms))
+            }
+        }
         var detected = false
         if let audio = try? WAVAudio(contentsOf: recordingFile) {
             let analysis = ToneAnalysis(audio, frequency: toneFrequency)
@@ -97,6 +113,13 @@ enum Demo {
         out("tone detected: \(detected && flowed ? "yes" : "no")")
         return detected && flowed ? 0 : 1
     }
+}
+
+/// When the demo hung up, handed back to the event loop.
+final class HangupClock: Sendable {
+    private let value = Mutex<ContinuousClock.Instant?>(nil)
+    func mark() { value.withLock { $0 = .now } }
+    var instant: ContinuousClock.Instant? { value.withLock { $0 } }
 }
 
 /// Statistics taken just before the hangup, handed back to the event loop.

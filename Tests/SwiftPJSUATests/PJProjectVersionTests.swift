@@ -1,0 +1,147 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+/// What `pkg-config --modversion libpjproject` prints in this environment (`make` points
+/// pkg-config at the pjproject it builds against), or nil.
+func pkgConfigVersion() -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["pkg-config", "--modversion", "libpjproject"]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? text.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+}
+
+/// The minor number of a pjproject version string ("2.17" → 17).
+func pjprojectMinor(_ version: String) -> Int? {
+    let parts = version.split(separator: ".")
+    return parts.count >= 2 ? Int(parts[1].prefix { $0.isNumber }) : nil
+}
+
+extension EngineTests {
+    @Test("The engine runs on the pjproject it was compiled against, the one pkg-config names")
+    func pjprojectVersionMatches() async throws {
+        let version = PJSUA.pjprojectVersion
+        #expect(version.loaded == version.compiled)
+        #expect(version.loaded == pkgConfigVersion(), "pkg-config names \(pkgConfigVersion() ?? "nothing")")
+        let minor = try #require(pjprojectMinor(version.loaded))
+        // RTP on pjmedia's own worker from 2.13, where it no longer stalls; on the SIP
+        // worker in 2.12.
+        #expect(PJSUA.usesMediaWorkerThread == (minor >= 13))
+
+        // The tool says the same and exits 0.
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tool = try PeerProcess("version", executable: Repository.tool.path, arguments: ["version"], folder: folder)
+        let status = try await tool.waitForExit(timeout: .seconds(10))
+        #expect(status == 0)
+        #expect(tool.output.contains("pjproject \(version.loaded)\n"), "\(tool.output)")
+        #expect(tool.output.contains("compiled against pjproject \(version.compiled)"), "\(tool.output)")
+    }
+
+    @Test("An outgoing INVITE offers one audio stream and nothing else: no video, no real-time text")
+    func inviteOffersAudioOnly() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas_answer_after_80ms.xml", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            let media = try await h.engine.callInfo(call).media
+            #expect(media.map(\.type) == [.audio], "\(media)")
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        _ = try await sipp.finish()
+        let invite = try #require(
+            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+        let mediaLines = invite.lines.filter { $0.hasPrefix("m=") }
+        #expect(mediaLines.count == 1, "\(mediaLines)")
+        #expect(mediaLines.first?.hasPrefix("m=audio ") == true, "\(mediaLines)")
+    }
+
+    @Test("A hung-up self-call: both legs report DISCONNECTED within 50 ms of the hang-up")
+    func hangupReachesBothLegsQuickly() async throws {
+        try await EngineHarness.run { h in
+            let stamped = Journal<TimestampedEvent>()
+            let collector = Task { for await event in h.engine.timestampedEvents { stamped.append(event) } }
+            defer { collector.cancel() }
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            let hungUp = ContinuousClock.now
+            try await h.engine.hangup(caller)
+            try await h.log.first("caller ended") { $0.isState(.disconnected, of: caller) }
+            try await h.log.first("callee ended") { $0.isState(.disconnected, of: callee) }
+            for leg in [caller, callee] {
+                let ended = try #require(
+                    stamped.records.first { if case .callState(leg, .disconnected, _, _, _) = $0.event { true } else { false } })
+                #expect(ended.raisedAt - hungUp < .milliseconds(50), "\(leg): \(ended.raisedAt - hungUp)")
+            }
+        }
+    }
+
+    @Test(
+        "stop(recorder) returns with the WAV file complete, whether or not a sound device clocks the bridge",
+        arguments: [true, false])
+    func recorderCompleteWhenStopReturns(clocked: Bool) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+        let recording = folder.file("received.wav")
+        let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: clocked ? .automatic : .byApp)
+        try await EngineHarness.run(media: media) { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.engine.play(file: tone.path, into: caller)
+            if !clocked {
+                // The bridge runs while the device is attached, then the device goes away:
+                // the recorder's removal would wait for a clock that never comes.
+                try await h.engine.activateAudioDevice()
+            }
+            let recorder = try await h.engine.record(callee, to: recording.path)
+            try await Task.sleep(for: .seconds(1))
+            if !clocked { try await h.engine.deactivateAudioDevice() }
+            let before = ContinuousClock.now
+            try await h.engine.stop(recorder)
+            let took = ContinuousClock.now - before
+            // Read at once: the header's sizes must match the file (WAVAudio throws
+            // .truncated otherwise) and the audio must be what was sent.
+            let audio = try WAVAudio(contentsOf: recording)
+            #expect(took < .milliseconds(500), "stop took \(took)")
+            #expect(audio.duration >= .milliseconds(800), "\(audio.duration)")
+            #expect(ToneAnalysis(audio, frequency: 1000).detected(), "\(ToneAnalysis(audio, frequency: 1000))")
+            try await h.engine.hangupAll()
+        }
+    }
+
+    @Test(
+        "A pjproject built without IPv6: an IPv6 transport or RTP address throws a typed error, nothing aborts",
+        .enabled(if: !PJSUA.supportsIPv6, "this pjproject has IPv6; `make test PJPROJECT=2.17-noipv6` runs this"))
+    func withoutIPv6TypedErrors() async throws {
+        let engine = PJSUA()
+        await #expect {
+            try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1")]))
+        } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
+        // Nothing was left running: an IPv4 start works, and an IPv6 RTP address is refused.
+        try await engine.start(Configuration(transports: loopbackUDP, media: MediaConfiguration(rtpAddress: "::1")))
+        await #expect {
+            try await engine.addLocalAccount()
+        } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
+        await engine.shutdown()
+        try await engine.start(Configuration(transports: loopbackUDP))
+        let account = try await engine.addLocalAccount()
+        let port = try #require(try await engine.transports().first?.port)
+        let log = EventLog(engine.events)
+        let (caller, _) = try await engine.answeredSelfCall(to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
+        try await log.first("media") { $0.hasActiveAudio(caller) }
+        await engine.shutdown()
+    }
+}
