@@ -16,18 +16,21 @@ TEST_ARGS ?=
 ifeq ($(PJPROJECT),)
 SCRATCH := .build
 PROVISION_ARGS :=
+PKGCONF := pkg-config
 else
 PJ_PREFIX := /opt/swift-pjsua/pjproject-$(PJPROJECT)
 SCRATCH := .build-pjproject-$(PJPROJECT)
 PROVISION_ARGS := --pjproject $(PJPROJECT)
 export PKG_CONFIG_PATH := $(PJ_PREFIX)/lib/pkgconfig
 export PKG_CONFIG_LIBDIR := $(PJ_PREFIX)/lib/pkgconfig
+# $(shell) does not see exported variables before GNU make 4.4: spell them out there.
+PKGCONF := PKG_CONFIG_PATH=$(PJ_PREFIX)/lib/pkgconfig PKG_CONFIG_LIBDIR=$(PJ_PREFIX)/lib/pkgconfig pkg-config
 endif
 
 # The libraries pkg-config names are found at run time where they were linked, not
 # wherever the dynamic linker looks first: every pjproject names them libpj*.so.2.
 # (Recursive `=`: evaluated after the provision step has installed pjproject.)
-PJ_LIBDIR = $(shell pkg-config --variable=libdir libpjproject 2>/dev/null)
+PJ_LIBDIR = $(shell $(PKGCONF) --variable=libdir libpjproject 2>/dev/null)
 SWIFT_FLAGS = --scratch-path $(SCRATCH) -c $(CONFIG) $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR))
 
 .PHONY: all provision build demo test bench format clean
@@ -41,8 +44,8 @@ provision:
 # moved to another version or build, or Sources/CPJSIP/shim.h edited): its module cache and
 # the objects built on it would keep the old structs. A stamp of both starts the build
 # folder afresh when either changed.
-PJ_STAMP = $(shell { pkg-config --modversion libpjproject; pkg-config --variable=libdir libpjproject; \
-	cat "$$(pkg-config --variable=includedir libpjproject)/pj/config_site.h" Sources/CPJSIP/shim.h; } \
+PJ_STAMP = $(shell { $(PKGCONF) --modversion libpjproject; $(PKGCONF) --variable=libdir libpjproject; \
+	cat "$$($(PKGCONF) --variable=includedir libpjproject)/pj/config_site.h" Sources/CPJSIP/shim.h; } \
 	2>/dev/null | sha256sum | cut -c1-16)
 
 build: provision

@@ -480,7 +480,16 @@ def phase_media(cfg, paths, workdir, steps):
     hold time without a failed call; a side stops at its first failure."""
     best, holding = {}, {}
     stopped = set()
-    for i, level in enumerate(cfg.media_levels):
+    levels = list(cfg.media_levels)
+    if cfg.media_extend:
+        # Past the listed levels, keep climbing by the last step until both sides failed,
+        # up to the compiled call limit.
+        step = levels[-1] - levels[-2] if len(levels) > 1 else levels[-1]
+        while levels[-1] + step <= MAX_CALLS:
+            levels.append(levels[-1] + step)
+    for i, level in enumerate(levels):
+        if len(stopped) == len(SIDES):
+            break
         for side in ordered_sides(i):
             if side in stopped:
                 continue
@@ -496,6 +505,9 @@ def phase_media(cfg, paths, workdir, steps):
                 holding[(side, level)] = step.cpu_s / (cfg.media_hold_ms / 1000 + level / cfg.media_setup_rate)
             else:
                 stopped.add(side)
+    for side in SIDES:
+        if side not in stopped:
+            log(f"media: {side} passed every level up to the compiled limit of {MAX_CALLS} calls")
     return best, holding
 
 
@@ -683,6 +695,7 @@ class Config:
     rss_warmup: int = 10000
     rss_measured: int = 6000
     media_levels: tuple = (100, 200, 300, 400)
+    media_extend: bool = True
     media_hold_ms: int = 30000
     media_setup_rate: int = 100
     realtime_calls: int = 1500
@@ -690,7 +703,7 @@ class Config:
 
 SMOKE = Config(rates=(50,), holds_ms=(100,), step_seconds=1, steady_rate=50, steady_calls=50,
                steady_hold_ms=100, rss_rate=50, rss_warmup=50, rss_measured=100,
-               media_levels=(4,), media_hold_ms=1000, media_setup_rate=50, realtime_calls=0)
+               media_levels=(4,), media_extend=False, media_hold_ms=1000, media_setup_rate=50, realtime_calls=0)
 
 
 def main():

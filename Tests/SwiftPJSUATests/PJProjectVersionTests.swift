@@ -71,17 +71,21 @@ extension EngineTests {
     func hangupReachesBothLegsQuickly() async throws {
         try await EngineHarness.run { h in
             let stamped = Journal<TimestampedEvent>()
-            let collector = Task { for await event in h.engine.timestampedEvents { stamped.append(event) } }
+            let stream = h.engine.timestampedEvents
+            let collector = Task { for await event in stream { stamped.append(event) } }
             defer { collector.cancel() }
             let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.waitForAudio(caller, callee)
             let hungUp = ContinuousClock.now
             try await h.engine.hangup(caller)
-            try await h.log.first("caller ended") { $0.isState(.disconnected, of: caller) }
-            try await h.log.first("callee ended") { $0.isState(.disconnected, of: callee) }
+            let isEnd: @Sendable (TimestampedEvent, Call) -> Bool = { stamped, leg in
+                if case .callState(leg, .disconnected, _, _, _) = stamped.event { true } else { false }
+            }
+            let records = try await stamped.wait("both legs DISCONNECTED") { records in
+                records.contains { isEnd($0, caller) } && records.contains { isEnd($0, callee) }
+            }
             for leg in [caller, callee] {
-                let ended = try #require(
-                    stamped.records.first { if case .callState(leg, .disconnected, _, _, _) = $0.event { true } else { false } })
+                let ended = try #require(records.first { isEnd($0, leg) })
                 #expect(ended.raisedAt - hungUp < .milliseconds(50), "\(leg): \(ended.raisedAt - hungUp)")
             }
         }
@@ -143,5 +147,64 @@ extension EngineTests {
         let (caller, _) = try await engine.answeredSelfCall(to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
         try await log.first("media") { $0.hasActiveAudio(caller) }
         await engine.shutdown()
+    }
+}
+
+/// A pjproject library folder on this machine other than the one this process loaded, with
+/// its version (from the pkg-config file beside it): what the mismatch test loads instead.
+let otherPJProject: (libdir: String, version: String)? = {
+    let loaded = PJSUA.pjprojectVersion.loaded
+    var folders = ["/usr/local/lib"]
+    if let names = try? FileManager.default.contentsOfDirectory(atPath: "/opt/swift-pjsua") {
+        folders += names.sorted().map { "/opt/swift-pjsua/\($0)/lib" }
+    }
+    for folder in folders {
+        guard let pc = try? String(contentsOfFile: "\(folder)/pkgconfig/libpjproject.pc", encoding: .utf8),
+              FileManager.default.fileExists(atPath: "\(folder)/libpj.so.2"),
+              let line = pc.split(separator: "\n").first(where: { $0.hasPrefix("Version:") })
+        else { continue }
+        let version = line.dropFirst("Version:".count).trimmingCharacters(in: .whitespaces)
+        if version != loaded { return (folder, version) }
+    }
+    return nil
+}()
+
+extension EngineTests {
+    @Test(
+        "Another pjproject loaded at run time: start refuses with both versions named, the process does not crash",
+        .enabled(if: otherPJProject != nil, "no second pjproject version installed here to load instead"))
+    func versionMismatchRefused() async throws {
+        let other = try #require(otherPJProject)
+        let compiled = PJSUA.pjprojectVersion.compiled
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // LD_LIBRARY_PATH comes before the tool's RUNPATH: the dynamic linker loads the
+        // other version's libpj*.so.2 under the same names.
+        for command in [["version"], ["demo"]] {
+            let tool = try PeerProcess(
+                "mismatch-\(command[0])", executable: Repository.tool.path, arguments: command, folder: folder,
+                environment: ["LD_LIBRARY_PATH": other.libdir])
+            let status = try await tool.waitForExit(timeout: .seconds(20))
+            #expect(status == 1, "\(tool.output)")
+            let expected = command == ["version"]
+                ? "pjproject \(other.version)\n"
+                : "pjproject \(other.version) is loaded, but the engine was compiled against pjproject \(compiled)"
+            #expect(tool.output.contains(expected), "\(tool.output)")
+        }
+    }
+
+    @Test("RFC 4733 digits queued on a call all arrive when a hold follows at once")
+    func queuedDigitsSurviveHold() async throws {
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.engine.sendDTMF(caller, digits: "159#", duration: .milliseconds(120))
+            try await h.engine.setHold(caller)
+            try await h.log.wait("4 digits and the hold", timeout: .seconds(10)) { events in
+                digits(in: events, of: callee).count >= 4 && events.contains { $0.hasAudio(.localHold, caller) }
+            }
+            #expect(String(h.log.digits(of: callee).map(\.digit)) == "159#")
+            try await h.engine.hangupAll()
+        }
     }
 }
