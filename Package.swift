@@ -48,7 +48,9 @@ let package = Package(
     targets: cTargets + [
         .target(name: "SwiftPJSUA", dependencies: ["CPJSIP"]),
         .target(name: "SwiftPJSUAKit", dependencies: ["SwiftPJSUA"]),
-        .executableTarget(name: "swiftpjsua", dependencies: ["SwiftPJSUA"]),
+        // Catches SIGINT/SIGTERM for the tool from before main (see its header).
+        .target(name: "CSignalGuard", path: "Sources/CSignalGuard"),
+        .executableTarget(name: "swiftpjsua", dependencies: ["SwiftPJSUA", "CSignalGuard"]),
         // Launchers for real SIP peers (sipp, kamailio, a second swiftpjsua
         // process). Not a product: used by the tests only.
         .target(name: "PJSUATestSupport", dependencies: ["SwiftPJSUA"], path: "Tests/PJSUATestSupport"),

@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SCENARIO = os.path.join(HERE, "uac_timed.xml")
-MAX_CALLS = 512  # both sides; PJSUA_MAX_CALLS of the provisioned pjproject build
+MAX_CALLS = 1024  # both sides; PJSUA_MAX_CALLS of the build, read from `swiftpjsua version` in main()
 ENGINE, C_APP = "engine", "c"
 REALTIME_PRIORITY = 10
 SIDES = (ENGINE, C_APP)
@@ -731,6 +731,12 @@ def main():
     if app is None:
         sys.exit(f"bench: skipped, no C app to compare with: {why}")
     paths = argparse.Namespace(swiftpjsua=os.path.abspath(args.swiftpjsua), pjsua=app)
+    global MAX_CALLS
+    try:
+        version = subprocess.run([paths.swiftpjsua, "version"], capture_output=True, text=True, timeout=10).stdout
+        MAX_CALLS = int(next(l for l in version.splitlines() if l.startswith("call limit:")).split(":")[1])
+    except (OSError, StopIteration, ValueError, subprocess.TimeoutExpired):
+        log(f"could not read the build's call limit from `{paths.swiftpjsua} version`; using {MAX_CALLS}")
     log(f"engine {paths.swiftpjsua} and C app {app}, both on {linked_libpj(app)}")
 
     cfg = SMOKE if args.smoke else Config()

@@ -9,8 +9,9 @@
 #ifndef SWIFT_PJSUA_CONFIG_SITE_H
 #define SWIFT_PJSUA_CONFIG_SITE_H
 
-/* Concurrent calls one pjsua instance can hold. */
-#define PJSUA_MAX_CALLS             512
+/* Concurrent calls one pjsua instance can hold. 1024: on pjproject 2.17, with RTP on
+ * pjmedia's own worker, 2 cores hold 500 calls with media and more (docs/BENCHMARKS.md). */
+#define PJSUA_MAX_CALLS             1024
 
 /* Each call with audio uses one conference port; players, recorders and
  * the sound device take a few more. */
@@ -18,7 +19,7 @@
 
 /* Sockets the I/O queue can watch: SIP transports plus RTP and RTCP for
  * every call, with headroom for TCP/TLS connections. */
-#define PJ_IOQUEUE_MAX_HANDLES      4096
+#define PJ_IOQUEUE_MAX_HANDLES      8192
 
 /* Accounts per instance. */
 #define PJSUA_MAX_ACC               32

@@ -229,6 +229,22 @@ static inline unsigned cpj_max_accounts(void) { return PJSUA_MAX_ACC; }
 static inline unsigned cpj_max_sdp_media(void) { return PJMEDIA_MAX_SDP_MEDIA; }
 static inline int cpj_invalid_id(void) { return PJSUA_INVALID_ID; }
 
+/* ---- Accounts that may have been deleted: pjsua_acc_get_user_data asserts (aborts the
+ * process) on a deleted account, and pjsua still hands out the account id of a call whose
+ * account was removed (its callbacks, pjsua_call_get_info). This reads the same field
+ * without the assertion: the user data of a valid account in range, else NULL. No lock:
+ * pjsua_var.acc is a static array, and a removal racing the read only makes the handle
+ * stale a moment sooner. ---- */
+
+static inline void *cpj_acc_user_data_if_valid(pjsua_acc_id acc_id) {
+    if (acc_id < 0 || acc_id >= (pjsua_acc_id)PJ_ARRAY_SIZE(pjsua_var.acc)) return NULL;
+    if (!pjsua_var.acc[acc_id].valid) return NULL;
+    return pjsua_var.acc[acc_id].cfg.user_data;
+}
+
+/* PJSIP_EXPIRES_NOT_SPECIFIED is a cast expression macro: the "no Expires" lifetime. */
+static inline pj_uint32_t cpj_expires_not_specified(void) { return PJSIP_EXPIRES_NOT_SPECIFIED; }
+
 /* ---- Fixed-size arrays inside info structs: Swift sees them as tuples. ---- */
 
 static inline const pjsua_call_media_info *

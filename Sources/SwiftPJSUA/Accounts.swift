@@ -13,13 +13,32 @@ public struct SIPHeader: Sendable, Hashable {
 }
 
 /// Digest credentials for a realm (RFC 3261 §22, RFC 2617).
-public struct Credential: Sendable, Hashable, CustomStringConvertible {
+public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The secret: the password itself, or the precomputed HA1 `MD5(username:realm:password)`.
-    public enum Secret: Sendable, Hashable {
+    ///
+    /// Every rendering of it, `"\(secret)"`, `String(reflecting:)`, `dump` and `Mirror`,
+    /// shows only its kind: `password(<redacted>)` or `ha1(<redacted>)`.
+    public enum Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
         /// The password itself.
         case password(String)
         /// The precomputed HA1, as 32 lowercase hex digits.
         case ha1(String)
+
+        /// The kind only: `password(<redacted>)` or `ha1(<redacted>)`.
+        public var description: String {
+            switch self {
+            case .password: "password(<redacted>)"
+            case .ha1: "ha1(<redacted>)"
+            }
+        }
+
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+
+        /// A mirror with no children, so `dump` and reflection show only ``description``.
+        public var customMirror: Mirror { Mirror(self, children: [:]) }
     }
 
     /// The realm these credentials answer, or `*` for any realm.
@@ -42,7 +61,10 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Leaves the secret out.
-    public var description: String { "Credential(realm: \(realm), username: \(username), secret: <redacted>)" }
+    public var description: String { "Credential(realm: \(realm), username: \(username), secret: \(secret))" }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
 }
 
 /// RFC 8599 push-notification parameters for the Contact URI, so that the registrar (or a

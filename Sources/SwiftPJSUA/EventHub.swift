@@ -164,6 +164,15 @@ final class EventHub: Sendable {
         }
     }
 
+    /// Ends a call that was never reported (the engine rejected it before any event): its
+    /// later events, the terminal one included, are discarded like those of an ended call.
+    func suppress(_ call: Call) {
+        state.withLock { state in
+            state.liveCalls.removeValue(forKey: call)
+            state.endedCalls.insert(call.generation)
+        }
+    }
+
     /// Whether the call has delivered its terminal event.
     func hasEnded(_ call: Call) -> Bool {
         isFromEarlierRun(call) || state.withLock { $0.endedCalls.contains(call.generation) }

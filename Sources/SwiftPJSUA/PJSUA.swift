@@ -124,6 +124,11 @@ public actor PJSUA {
         (Native.loadedVersion, Native.compiledVersion)
     }
 
+    /// The most concurrent calls the pjproject build can hold (`PJSUA_MAX_CALLS`: 1024 in
+    /// the pjproject `scripts/provision.sh` builds, 4 in pjproject's stock build); the
+    /// upper bound of ``Configuration/maxCalls``.
+    public nonisolated static var compiledCallLimit: Int { Native.buildCallLimit }
+
     /// Whether the pjproject build has IPv6 (`PJ_HAS_IPV6`). Without it, IPv6 transports
     /// and RTP addresses throw ``PJSUAError/Code/addressFamilyNotSupported``.
     public nonisolated static var supportsIPv6: Bool { Native.hasIPv6 }

@@ -1,3 +1,4 @@
+import CSignalGuard
 import Foundation
 import SwiftPJSUA
 import Synchronization
@@ -72,23 +73,48 @@ final class SignalFlag: Sendable {
 }
 
 /// Shuts the engine down cleanly on SIGINT or SIGTERM; the command's event loop then ends.
-final class SignalShutdown {
-    private let sources: [any DispatchSourceSignal]
-    let flag = SignalFlag()
+///
+/// The signals are caught from before `main` (`CSignalGuard`), so one that arrives while the
+/// process or the engine is still starting is not lost. The handler cannot shut down an
+/// engine that has not started yet, so each command asks ``shutDownIfSignalled(_:)`` right
+/// after `start` returns.
+final class SignalShutdown: Sendable {
+    static let shared = SignalShutdown()
 
-    init(engine: PJSUA) {
-        var made: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [flag] in
-                flag.set(number)
-                Task { await engine.shutdown() }
+    private let flag = SignalFlag()
+    private let state = Mutex<(engine: PJSUA?, source: (any DispatchSourceRead)?)>((nil, nil))
+
+    private init() {}
+
+    /// Starts reading the signals caught so far and from now on.
+    func install() {
+        if csg_first_signal() != 0 { flag.set(csg_first_signal()) }
+        let fd = csg_signal_fd()
+        guard fd >= 0 else { return }
+        state.withLock { state in
+            guard state.source == nil else { return }
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: .global())
+            source.setEventHandler { [self] in
+                var byte: UInt8 = 0
+                while read(fd, &byte, 1) == 1 { flag.set(Int32(byte)) }
+                if let engine = self.state.withLock({ $0.engine }) { Task { await engine.shutdown() } }
             }
             source.resume()
-            made.append(source)
+            state.source = source
         }
-        sources = made
+    }
+
+    /// The engine a signal shuts down.
+    func attach(_ engine: PJSUA) {
+        state.withLock { $0.engine = engine }
+    }
+
+    /// Call right after `start`: when a signal came before or during it, shuts the engine
+    /// down and returns `true`.
+    func shutDownIfSignalled(_ engine: PJSUA) async -> Bool {
+        guard flag.signal != nil else { return false }
+        await engine.shutdown()
+        return true
     }
 
     var received: Int32? { flag.signal }
@@ -103,7 +129,7 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
         config.logLevel = level
         config.logHandler = level > 0 ? StandardErrorLog() : nil
     }
-    if let maxCalls = try options.int("max-calls", in: 1...512) { config.maxCalls = maxCalls }
+    if let maxCalls = try options.int("max-calls", in: 1...PJSUA.compiledCallLimit) { config.maxCalls = maxCalls }
     return config
 }
 

@@ -9,7 +9,8 @@ enum Demo {
     static func run(_ options: Options) async throws -> Int32 {
         let printer = EventPrinter()
         let engine = PJSUA()
-        let signals = SignalShutdown(engine: engine)
+        let signals = SignalShutdown.shared
+        signals.attach(engine)
         let workDir = FileManager.default.temporaryDirectory
             .appendingPathComponent("swiftpjsua-demo-\(getpid())", isDirectory: true)
         try FileManager.default.createDirectory(at: workDir, withIntermediateDirectories: true)
@@ -22,6 +23,7 @@ enum Demo {
 
         let events = engine.timestampedEvents
         try await engine.start(config)
+        if await signals.shutDownIfSignalled(engine) { return 130 }
         guard let transport = try await engine.transports().first else { return 1 }
         printer.line("engine started on udp \(transport.host):\(transport.port)")
         let account = try await engine.addLocalAccount()

@@ -15,9 +15,11 @@ enum Dial {
         let features = try CallFeatures(options)
         let printer = EventPrinter()
         let engine = PJSUA()
-        let signals = SignalShutdown(engine: engine)
+        let signals = SignalShutdown.shared
+        signals.attach(engine)
         let events = engine.events
         try await engine.start(configuration(options: options, port: UInt16(port)))
+        if await signals.shutDownIfSignalled(engine) { return 130 }
         let (account, usable) = try await setUpAccount(
             engine: engine, options: AccountOptions(options), events: events, printer: printer)
         guard usable else {

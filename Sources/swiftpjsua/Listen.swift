@@ -16,11 +16,13 @@ enum Listen {
         let statsFile = options.string("stats-file")
         let printer = EventPrinter(quiet: options.flags.contains("quiet"))
         let engine = PJSUA()
-        let signals = SignalShutdown(engine: engine)
+        let signals = SignalShutdown.shared
+        signals.attach(engine)
         let events = engine.events
         // --stats-file: a second subscriber that does nothing but time each event's delivery.
         let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
         try await engine.start(configuration(options: options, port: UInt16(port)))
+        if await signals.shutDownIfSignalled(engine) { return 0 }
         if let transport = try await engine.transports().first {
             printer.line("listening on \(transport.type.rawValue) \(transport.host):\(transport.port)")
         }

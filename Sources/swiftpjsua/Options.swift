@@ -77,7 +77,8 @@ let usage = """
       listen --port P              auto-answer incoming calls, one line per event
              [--bind ADDR] [--answer-code C] [--play F.wav] [--record F.wav]
              [--hangup-after S] [--max-calls N] [call features]
-                                   (--max-calls: most simultaneous calls, 1-512; more get 486)
+                                   (--max-calls: most simultaneous calls, 1 up to the
+                                   build's limit, see `version`; more get 486)
              [--quiet] [--stats-file F]
                                    --quiet: no line per event; --stats-file: at exit,
                                    write event-delivery latency (p50/p99/max in µs)
@@ -111,7 +112,8 @@ let usage = """
     DTMF received, hold and resume (media lines) and transfer progress are printed.
 
       version                      the pjproject loaded and the one compiled against (exit 1
-                                   when they differ), and which thread carries RTP
+                                   when they differ), which thread carries RTP, and the
+                                   build's call limit
       help                         this text
 
     options for every command:

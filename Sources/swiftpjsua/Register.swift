@@ -11,9 +11,11 @@ enum Register {
         let port = try options.int("port", in: 0...65535) ?? 0
         let printer = EventPrinter()
         let engine = PJSUA()
-        let signals = SignalShutdown(engine: engine)
+        let signals = SignalShutdown.shared
+        signals.attach(engine)
         let events = engine.events
         try await engine.start(configuration(options: options, port: UInt16(port)))
+        if await signals.shutDownIfSignalled(engine) { return 0 }
         let (handle, registered) = try await setUpAccount(
             engine: engine, options: account, events: events, printer: printer)
         if options.flags.contains("once") {

@@ -1,6 +1,8 @@
 import Foundation
 import SwiftPJSUA
 
+// First: SIGINT and SIGTERM (caught since before main) shut the engine down from here on.
+SignalShutdown.shared.install()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let common: Set<String> = ["log-level", "bind"]
@@ -33,6 +35,7 @@ do {
         out("pjproject \(version.loaded)")
         out("compiled against pjproject \(version.compiled)")
         out("RTP on \(PJSUA.usesMediaWorkerThread ? "pjmedia's media worker thread" : "pjsua's SIP worker thread")")
+        out("call limit: \(PJSUA.compiledCallLimit)")
         status = version.loaded == version.compiled ? 0 : 1
     case "help", "--help", "-h":
         out(usage)

@@ -193,7 +193,7 @@ struct EngineTests {
         ])
         await #expect(throws: PJSUAError.self) { try await engine.start(clash) }
         #expect(await !engine.isRunning)
-        await #expect(throws: PJSUAUsageError.invalidConfiguration("maxCalls must be 1...512, got 0")) {
+        await #expect(throws: PJSUAUsageError.invalidConfiguration("maxCalls must be 1...\(PJSUA.compiledCallLimit), got 0")) {
             try await engine.start(Configuration(maxCalls: 0))
         }
         try await engine.start(Configuration(

@@ -136,18 +136,28 @@ enum Handles {
         return UInt64(UInt(bitPattern: pjsua_call_get_user_data(call.slot))) == call.generation
     }
 
-    static func account(_ slot: pjsua_acc_id) -> Account {
-        let stored = UInt(bitPattern: pjsua_acc_get_user_data(slot))
+    /// The handle of the account in `slot`, or `nil` when the slot holds no account (it was
+    /// removed: pjsua still reports a removed account's id for its calls, and asserts in
+    /// `pjsua_acc_get_user_data` on it). Gives the account a generation the first time it is
+    /// seen; runs on the engine thread or, for existing accounts, inside pjsua's callbacks.
+    static func account(_ slot: pjsua_acc_id) -> Account? {
+        let stored = UInt(bitPattern: cpj_acc_user_data_if_valid(slot))
         if stored != 0 { return Account(slot: slot, generation: UInt64(stored)) }
+        guard slot >= 0, pjsua_acc_is_valid(slot) != 0 else { return nil }
         let generation = nextGeneration()
         pjsua_acc_set_user_data(slot, UnsafeMutableRawPointer(bitPattern: UInt(generation)))
         return Account(slot: slot, generation: generation)
     }
 
+    /// The handle of an account pjsua has just added (always valid).
+    static func addedAccount(_ slot: pjsua_acc_id) throws(PJSUAError) -> Account {
+        guard let account = account(slot) else { throw PJ.error(cpj_status_enotfound(), "pjsua_acc_add") }
+        return account
+    }
+
     static func liveSlot(_ account: Account) -> pjsua_acc_id? {
-        guard account.slot >= 0, pjsua_acc_is_valid(account.slot) != 0 else { return nil }
-        let stored = UInt(bitPattern: pjsua_acc_get_user_data(account.slot))
-        return UInt64(stored) == account.generation ? account.slot : nil
+        let stored = UInt(bitPattern: cpj_acc_user_data_if_valid(account.slot))
+        return stored != 0 && UInt64(stored) == account.generation ? account.slot : nil
     }
 }
 

@@ -30,6 +30,13 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
 func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?) {
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
+    guard let account = Handles.account(accountSlot) else {
+        // The INVITE raced the removal of its account: nobody can take the call. 480
+        // Temporarily Unavailable (RFC 3261 §21.4.18), and the app never hears of it.
+        bridge.hub.suppress(call)
+        pjsua_call_answer(slot, 480, nil, nil)
+        return
+    }
     if let rdata {
         let sipCallID = PJ.string(cpj_rdata_call_id(rdata))
         // pjsua's call info holds 127 bytes of it; keep a longer one for this call's events.
@@ -45,7 +52,7 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
         if !display.isEmpty { from.displayName = SIPAddress(parsing: "\"\(display)\" <x>").displayName }
     }
     bridge.hub.emit(.incomingCall(
-        account: Handles.account(accountSlot), call: call, sipCallID: info.sipCallID,
+        account: account, call: call, sipCallID: info.sipCallID,
         from: from, offeredVideo: info.remoteVideoCount > 0, headers: rdata.map(Native.headers(of:)) ?? []))
     // pjsua reports state changes only; the call's first state is reported here so that
     // a call's state events always start with INCOMING (or CALLING).
@@ -133,7 +140,8 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
         } else {
             .unregistered
         }
-    let account = Handles.account(accountSlot)
+    // A registration callback of an account removed meanwhile has nobody to tell.
+    guard let account = Handles.account(accountSlot) else { return }
     bridge.accountRecords.record(outcome, of: account)
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)

@@ -32,7 +32,7 @@ extension Native {
         try ensureIPv6Available(forRTPAddress: rtpAddress)
         try ensureRoomForAccount()
         try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
-        return Handles.account(slot)
+        return try Handles.addedAccount(slot)
     }
 
     /// Throws ``PJSUAError/Code/tooMany`` when every account slot is taken: pjsua_acc_add
@@ -84,7 +84,7 @@ extension Native {
             try ensureRoomForAccount()
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
-        let handle = Handles.account(slot)
+        let handle = try Handles.addedAccount(slot)
         if account.registrar != nil && account.registersOnAdd {
             do {
                 try setRegistration(slot, renew: true)
@@ -177,15 +177,18 @@ extension Native {
     static func accountInfo(_ account: Account, lastOutcome: RegistrationOutcome?) throws(PJSUAError) -> AccountInfo {
         var info = pjsua_acc_info()
         try PJ.check(pjsua_acc_get_info(account.slot, &info), "pjsua_acc_get_info")
-        let code = Int(info.status.rawValue)
-        // pjsua keeps the last status and lifetime after an unregistration: the outcome of
-        // the last REGISTER decides.
-        let registered = info.has_registration != 0 && info.expires > 0 && code / 100 == 2
-            && lastOutcome?.isRegistered != false
+        // Only this account's own REGISTER outcomes count. pjsua keeps the last status and
+        // lifetime after an unregistration, and a slot reused by a new account starts with
+        // the deleted account's last status (and, with no registration yet, a lifetime of
+        // PJSIP_EXPIRES_NOT_SPECIFIED): before the first response there is nothing to report.
+        let answered = lastOutcome != nil
+        let code = answered ? Int(info.status.rawValue) : 0
+        let registered = answered && info.has_registration != 0 && info.expires > 0
+            && info.expires != cpj_expires_not_specified() && code / 100 == 2 && lastOutcome?.isRegistered == true
         return AccountInfo(
             account: account, identity: PJ.string(info.acc_uri), isDefault: info.is_default != 0,
             hasRegistration: info.has_registration != 0, isRegistered: registered,
-            statusCode: code, reason: PJ.string(info.status_text),
+            statusCode: code, reason: answered ? PJ.string(info.status_text) : "",
             expiresIn: registered ? .seconds(Int64(info.expires)) : .zero,
             isOnline: info.online_status != 0)
     }
@@ -194,7 +197,7 @@ extension Native {
         var slots = [pjsua_acc_id](repeating: 0, count: Int(cpj_max_accounts()))
         var count = UInt32(slots.count)
         guard pjsua_enum_accs(&slots, &count) == cpj_success() else { return [] }
-        return slots.prefix(Int(count)).map { Handles.account($0) }
+        return slots.prefix(Int(count)).compactMap { Handles.account($0) }
     }
 
     /// Starts registering (`renew`) or unregistering. Wraps `pjsua_acc_set_registration`.

@@ -177,7 +177,8 @@ extension Native {
         let snapshot = CallInfo(
             call: call,
             role: info.role == PJSIP_ROLE_UAC ? .caller : .callee,
-            account: info.acc_id >= 0 ? Handles.account(info.acc_id) : nil,
+            // nil once the call's account has been removed.
+            account: Handles.account(info.acc_id),
             state: CallState(native: info.state),
             sipCallID: fullCallID(PJ.string(info.call_id), of: call),
             local: SIPAddress(parsing: PJ.string(info.local_info)),

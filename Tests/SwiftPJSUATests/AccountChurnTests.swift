@@ -1,0 +1,159 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+/// Accounts removed and re-added under live traffic: nothing a peer sends may crash the
+/// engine, and a new account never reports an older account's registration.
+extension EngineTests {
+    @Test("An account removed while its call is up: the call lives on, the peer's re-INVITE and BYE get 200")
+    func accountRemovedUnderCall() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            // sipp calls, re-INVITEs 1.5 s after the ACK, and hangs up 5.5 s later.
+            let sipp = try await Sipp.start(
+                scenario: "uac_reinvite_new_port.xml", remote: "127.0.0.1:\(h.transport.port)",
+                extra: ["-rtp_echo", "-mp", String(FreePort.udp())], folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            #expect(try await h.engine.callInfo(call).account == h.account)
+
+            #expect(try await h.engine.removeAccount(h.account) == nil)
+            // Every call-control entry point on the orphaned call still works.
+            let info = try await h.engine.callInfo(call)
+            #expect(info.account == nil && info.state == .confirmed, "\(info)")
+            _ = try await h.engine.streamStatistics(call)
+            try await h.engine.setMuted(call, true)
+            try await h.engine.setMuted(call, false)
+            #expect(try await h.engine.accounts().isEmpty)
+
+            // sipp's re-INVITE (new port, PCMA) rebuilds the stream; its BYE ends the call.
+            let rebuilt = try? await h.log.audio(ofMediaEvent: 2, of: call)
+            #expect(rebuilt?.status == .active, "\(sipp.messageBlocks.map(\.firstLine))")
+            try await h.log.first("sipp's BYE", timeout: .seconds(15)) { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1 && result.failedCalls == 0, "\(result)")
+            #expect(sipp.receivedStatusCodes.filter { $0 == 200 }.count >= 3, "\(sipp.receivedStatusCodes)")
+
+            // The engine goes on: a new account calls itself.
+            let account = try await h.engine.addLocalAccount()
+            let caller = try await h.engine.makeCall(to: h.uri("again"), from: account)
+            let incoming = try await h.log.first("the new incoming call") {
+                if let other = $0.incomingCall { other != call } else { false }
+            }
+            try await h.engine.answer(try #require(incoming.incomingCall))
+            try await h.log.first("media") { $0.hasActiveAudio(caller) }
+            try await h.engine.hangupAll()
+        }
+    }
+
+    @Test("200 INVITEs racing the removal of their account by 0–20 ms: each gets a final response, nothing crashes")
+    func invitesRacingAccountRemoval() async throws {
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        try await engine.start(Configuration(transports: loopbackUDP, maxCalls: 64))
+        defer { Task { await engine.shutdown() } }
+        let port = try #require(try await engine.transports().first?.port)
+        // Whatever reaches the app is answered at once with 486.
+        let answering = Task {
+            for await event in engine.events {
+                if let call = event.incomingCall { try? await engine.answer(call, statusCode: 486) }
+            }
+        }
+        defer { answering.cancel() }
+        let peer = try RawSIPPeer()
+        defer { peer.close() }
+        var seed = SeededGenerator(seed: UInt64.random(in: 0...UInt64.max))
+        var unanswered: [String] = []
+        for round in 0..<200 {
+            let account = try await engine.addLocalAccount()
+            let callID = "race-\(round)-\(UUID().uuidString)"
+            let offset = Duration.milliseconds(Int.random(in: 0...20, using: &seed))
+            let sendFirst = Bool.random(using: &seed)
+            if sendFirst { try peer.sendInvite(to: port, callID: callID) }
+            try await Task.sleep(for: offset)
+            _ = try await engine.removeAccount(account, deadline: .milliseconds(200))
+            if !sendFirst { try peer.sendInvite(to: port, callID: callID) }
+            if let code = try await peer.finalResponse(callID: callID, timeout: .seconds(5)) {
+                #expect((200...699).contains(code))
+                if code >= 300 { try peer.sendAck(to: port, callID: callID) }
+            } else {
+                unanswered.append(callID)
+            }
+        }
+        #expect(unanswered.isEmpty, "no final response to \(unanswered.count) INVITEs: \(unanswered.prefix(5))")
+        // Alive and well: a self-call works.
+        let account = try await engine.addLocalAccount()
+        let call = try await engine.makeCall(to: "sip:self@127.0.0.1:\(port)", from: account)
+        try await log.first("486 from the answering task") { $0.isState(.disconnected, of: call) }
+        await engine.shutdown()
+    }
+
+    @Test("Kamailio: an account re-added in a removed one's slot with a wrong password never reads registered")
+    func reAddedAccountStartsUnregistered() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let kamailio = try await Kamailio.start(folder: folder)
+        defer { kamailio.stop() }
+        try await EngineHarness.run { h in
+            for _ in 0..<5 {
+                let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio))
+                try await h.log.first("registered") { $0.isRegistration(of: alice) }
+                #expect(try await h.engine.accountInfo(alice).isRegistered)
+                _ = try await h.engine.removeAccount(alice)
+
+                let wrong = try await h.engine.addAccount(Self.account("alice", at: kamailio, password: "wrong"))
+                #expect(wrong.slot == alice.slot, "the test needs the slot reused")
+                var readings: [AccountInfo] = []
+                let deadline = ContinuousClock.now + .seconds(1)
+                while ContinuousClock.now < deadline {
+                    readings.append(try await h.engine.accountInfo(wrong))
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                #expect(readings.allSatisfy { !$0.isRegistered && $0.expiresIn == .zero }, "\(readings.filter(\.isRegistered))")
+                // Before its own first response the status is 0, never the old account's 200.
+                #expect(readings.allSatisfy { $0.statusCode == 0 || $0.statusCode == 401 }, "\(Set(readings.map(\.statusCode)))")
+                try await h.log.first("401") {
+                    if case .registrationState(wrong, .failed(401, _), _, _, _) = $0 { true } else { false }
+                }
+                #expect(try await h.engine.accountInfo(wrong).statusCode == 401)
+                _ = try await h.engine.removeAccount(wrong)
+            }
+        }
+    }
+}
+
+@Suite("Secrets")
+struct SecretTests {
+    @Test("No rendering of a credential, an account or a configuration shows the password or HA1")
+    func secretsNeverPrint() {
+        let password = "s3cr3t-Pa55-7431"
+        let ha1 = "0123456789abcdef0123456789abcdef"
+        let account = AccountConfiguration(
+            identity: "sip:alice@example.com", registrar: "sip:example.com",
+            credentials: [.password(password, username: "alice"),
+                          Credential(realm: "r", username: "bob", secret: .ha1(ha1))])
+        var renderings: [String] = []
+        for value in [account.credentials[0].secret, account.credentials[1].secret] as [Any] {
+            renderings.append("\(value)")
+        }
+        for value in [account, account.credentials[0], account.credentials[1].secret] as [Any] {
+            renderings.append(String(describing: value))
+            renderings.append(String(reflecting: value))
+            var dumped = ""
+            dump(value, to: &dumped)
+            renderings.append(dumped)
+            renderings.append("\(Mirror(reflecting: value).children.map { "\($0.label ?? ""): \($0.value)" })")
+        }
+        for text in renderings {
+            #expect(!text.contains(password) && !text.contains(ha1), "\(text)")
+        }
+        #expect("\(account.credentials[0].secret)" == "password(<redacted>)")
+        #expect(String(reflecting: account.credentials[1].secret) == "ha1(<redacted>)")
+        // The secret is still there for the engine.
+        #expect(account.credentials[0].secret == .password(password))
+    }
+}
