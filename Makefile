@@ -33,7 +33,7 @@ endif
 PJ_LIBDIR = $(shell $(PKGCONF) --variable=libdir libpjproject 2>/dev/null)
 SWIFT_FLAGS = --scratch-path $(SCRATCH) -c $(CONFIG) $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR))
 
-.PHONY: all provision build demo test bench format clean
+.PHONY: all provision scratch build demo test bench format clean
 
 all: build
 
@@ -48,12 +48,15 @@ PJ_STAMP = $(shell { $(PKGCONF) --modversion libpjproject; $(PKGCONF) --variable
 	cat "$$($(PKGCONF) --variable=includedir libpjproject)/pj/config_site.h" Sources/CPJSIP/shim.h; } \
 	2>/dev/null | sha256sum | cut -c1-16)
 
-build: provision
+scratch: provision
 	@echo "pjproject $$(pkg-config --modversion libpjproject) from $(PJ_LIBDIR)"
 	@stamp=$(SCRATCH)/pjproject.stamp; \
-	if { [ -f $$stamp ] && [ "$$(cat $$stamp)" != "$(PJ_STAMP)" ]; } || { [ ! -f $$stamp ] && [ -d $(SCRATCH)/$(CONFIG) ]; }; then \
+	if { [ -f $$stamp ] && [ "$$(cat $$stamp)" != "$(PJ_STAMP)" ]; } || \
+	   { [ ! -f $$stamp ] && { [ -d $(SCRATCH)/debug ] || [ -d $(SCRATCH)/release ]; }; }; then \
 		echo "pjproject or the shim changed since $(SCRATCH) was built: building it afresh"; rm -rf $(SCRATCH); \
 	fi; mkdir -p $(SCRATCH) && echo "$(PJ_STAMP)" > $$stamp
+
+build: scratch
 	$(SWIFT) build $(SWIFT_FLAGS)
 
 demo: build
@@ -69,9 +72,9 @@ clean:
 	rm -rf .build .build-pjproject-*
 
 # Benchmarks against the C pjsua app of the same pjproject tree (not part of `make test`;
-# ~15 minutes). Builds the tool optimized, then runs Benchmarks/bench.py; extra harness
+# ~20 minutes). Builds the tool optimized, then runs Benchmarks/bench.py; extra harness
 # arguments in BENCH_ARGS (e.g. BENCH_ARGS=--smoke, BENCH_ARGS=--only=rates). A full run
 # writes its results into docs/BENCHMARKS.md.
-bench: provision
+bench: scratch
 	$(SWIFT) build --scratch-path $(SCRATCH) -c release $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR)) --product swiftpjsua
 	python3 Benchmarks/bench.py --swiftpjsua $(SCRATCH)/release/swiftpjsua --docs docs/BENCHMARKS.md $(BENCH_ARGS)

@@ -646,7 +646,7 @@ def machine(tool=None):
             return "?"
     return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
             "sipp": version(["sipp", "-v"]).strip() or version(["sipp", "-v"]),
-            "pjproject": (version([tool, "version"]).removeprefix("pjproject ") if tool
+            "pjproject": (version([tool, "version"]).removeprefix("pjproject ").removesuffix(" loaded") if tool
                           else version(["pkg-config", "--modversion", "libpjproject"])),
             "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
 

@@ -168,7 +168,7 @@ public struct CallInfo: Sendable, Hashable {
     public var call: Call
     /// Whether we placed or received the call.
     public var role: CallRole
-    /// The account the call belongs to.
+    /// The account the call belongs to; `nil` once that account has been removed.
     public var account: Account?
     /// The INVITE session state.
     public var state: CallState

@@ -199,6 +199,11 @@ extension PJSUA {
 
     /// Removes an account. A registered account is unregistered first and the outcome
     /// awaited, at most for `deadline`; then the account is deleted (`pjsua_acc_del`).
+    ///
+    /// The account's calls are not ended: they go on (media, hold, DTMF, in-dialog requests
+    /// from the peer, hang-up) with ``CallInfo/account`` `nil`. End them first if they should
+    /// not outlive it. An INVITE that arrives while the account is being removed, and that
+    /// pjsua still hands to it, is answered 480 Temporarily Unavailable and never reported.
     /// - Parameter deadline: how long to wait for the registrar to confirm the unregistration.
     /// - Returns: how the unregistration ended: ``RegistrationOutcome/unregistered`` or
     ///   ``RegistrationOutcome/failed(statusCode:reason:)``; `nil` when the account was not

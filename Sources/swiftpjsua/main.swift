@@ -32,8 +32,9 @@ do {
         status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once"]))
     case "version", "--version":
         let version = PJSUA.pjprojectVersion
-        out("pjproject \(version.loaded)")
+        out("pjproject \(version.loaded) loaded")
         out("compiled against pjproject \(version.compiled)")
+        out("IPv6: \(PJSUA.supportsIPv6 ? "yes" : "no (PJ_HAS_IPV6 is 0)")")
         out("RTP on \(PJSUA.usesMediaWorkerThread ? "pjmedia's media worker thread" : "pjsua's SIP worker thread")")
         out("call limit: \(PJSUA.compiledCallLimit)")
         status = version.loaded == version.compiled ? 0 : 1

@@ -41,7 +41,8 @@ extension EngineTests {
         let tool = try PeerProcess("version", executable: Repository.tool.path, arguments: ["version"], folder: folder)
         let status = try await tool.waitForExit(timeout: .seconds(10))
         #expect(status == 0)
-        #expect(tool.output.contains("pjproject \(version.loaded)\n"), "\(tool.output)")
+        #expect(tool.output.contains("pjproject \(version.loaded) loaded\n"), "\(tool.output)")
+        #expect(tool.output.contains("IPv6: \(PJSUA.supportsIPv6 ? "yes" : "no")"), "\(tool.output)")
         #expect(tool.output.contains("compiled against pjproject \(version.compiled)"), "\(tool.output)")
     }
 
@@ -187,7 +188,7 @@ extension EngineTests {
             let status = try await tool.waitForExit(timeout: .seconds(20))
             #expect(status == 1, "\(tool.output)")
             let expected = command == ["version"]
-                ? "pjproject \(other.version)\n"
+                ? "pjproject \(other.version) loaded\n"
                 : "pjproject \(other.version) is loaded, but the engine was compiled against pjproject \(compiled)"
             #expect(tool.output.contains(expected), "\(tool.output)")
         }
