@@ -720,6 +720,8 @@ def main():
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply call counts and hold times (e.g. 0.2 for a quick look); full run is 1")
     parser.add_argument("--only", help="comma-separated phases: rates,steady,realtime,rss,media (default all)")
+    parser.add_argument("--media-levels", help="comma-separated concurrent-call levels for the media phase, "
+                        "climbing on by the last step until both sides fail (default 100,200,300,400)")
     args = parser.parse_args()
 
     if not os.access(args.swiftpjsua, os.X_OK):
@@ -746,6 +748,8 @@ def main():
                      rss_warmup=max(50, int(cfg.rss_warmup * k)), rss_measured=max(50, int(cfg.rss_measured * k)),
                      media_hold_ms=max(1000, int(cfg.media_hold_ms * k)),
                      realtime_calls=max(50, int(cfg.realtime_calls * k)))
+    if args.media_levels:
+        cfg.media_levels = tuple(int(level) for level in args.media_levels.split(","))
     phases = set((args.only or "rates,steady,realtime,rss,media").split(","))
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     workdir = os.path.abspath(args.out or os.path.join(ROOT, ".build", "bench", stamp + ("-smoke" if args.smoke else "")))

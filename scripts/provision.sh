@@ -43,7 +43,8 @@ explicit=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --no-peers) want_peers=0 ;;
-        --pjproject) explicit=${2:-}; shift ;;
+        --pjproject) [ $# -ge 2 ] || { printf '[provision] error: --pjproject needs a version\n' >&2; exit 64; }
+                     explicit=$2; shift ;;
         --pjproject=*) explicit=${1#--pjproject=} ;;
         *) printf '[provision] error: unknown argument %s\n' "$1" >&2; exit 64 ;;
     esac
@@ -113,7 +114,7 @@ recipe_hash() {
 # pkg-config as the build will see it (an explicit version looks only in its own prefix).
 pc() {
     if [ -n "$explicit" ]; then PKG_CONFIG_PATH=$pcdir PKG_CONFIG_LIBDIR=$pcdir pkg-config "$@"
-    else PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config "$@"; fi
+    else PKG_CONFIG_PATH="${PKG_CONFIG_PATH:+$PKG_CONFIG_PATH:}$pcdir" pkg-config "$@"; fi
 }
 have_pjproject() { command -v pkg-config >/dev/null && pc --atleast-version=2.12 libpjproject 2>/dev/null; }
 
@@ -146,7 +147,9 @@ app_note() {
 }
 
 # --- pjproject: what is there already ----------------------------------------
-if have_pjproject && ! is_ours && [ -z "$explicit" ]; then
+# Yours: not built by this script, or built by it for another prefix (a --pjproject one
+# named on PKG_CONFIG_PATH): used as it is, as the build will find it.
+if [ -z "$explicit" ] && have_pjproject && { ! is_ours || [ "$(pc --variable=prefix libpjproject)" != "$prefix" ]; }; then
     say "using your pjproject $(pc --modversion libpjproject) ($(pc --variable=prefix libpjproject)), found by pkg-config"
     app_note
     exit 0

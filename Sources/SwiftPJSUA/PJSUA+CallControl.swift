@@ -54,13 +54,20 @@ extension PJSUA {
     /// rebuilds the audio stream (hold, resume) would drop them. pjproject 2.17 counts them
     /// (`pjsua_call_get_queued_dtmf_digits`); earlier versions cannot, and the wait lasts
     /// until the estimate made by ``sendDTMF(_:digits:method:duration:)`` (each digit's
-    /// duration, at least 200 ms, plus 80 ms for its end packets). At most 10 s.
+    /// duration, at least 200 ms, plus 80 ms for its end packets). At most 10 s, and no
+    /// longer than 1 s without a digit going out (a stream nothing clocks, such as one with
+    /// the sound device detached, never sends them).
     func waitForQueuedDigits(_ call: Call, slot: Int32) async throws {
         let limit = ContinuousClock.now + .seconds(10)
         var slot = slot
+        var last = (count: Int.max, at: ContinuousClock.now)
         while ContinuousClock.now < limit {
             let queued = Native.queuedDTMFDigits(slot)
             if queued == 0 { break }
+            if queued > 0 {
+                if queued < last.count { last = (queued, .now) }
+                if ContinuousClock.now - last.at > .seconds(1) { break }
+            }
             if queued < 0 {
                 // No count in this pjproject: wait out the estimate.
                 guard let estimate = dtmfDrainEstimates[call], estimate > .now else { break }
@@ -90,7 +97,8 @@ extension PJSUA {
     /// Wraps `pjsua_call_send_dtmf`.
     /// - Parameters:
     ///   - call: a confirmed call.
-    ///   - digits: `0`–`9`, `*`, `#`, `A`–`D` (lowercase `a`–`d` are accepted).
+    ///   - digits: `0`–`9`, `*`, `#`, `A`–`D` (lowercase `a`–`d` are accepted). pjmedia queues
+    ///     at most 32 RFC 4733 digits per call; more throw ``PJSUAError/Code/tooMany``.
     ///   - method: RFC 4733 telephone-events in RTP, or one SIP INFO per digit
     ///     (`application/dtmf-relay`).
     ///   - duration: each digit's length: `Duration=` in ms for SIP INFO; for RFC 4733 the

@@ -23,7 +23,10 @@ extension PJSUA {
     }
 
     /// Records the audio a call receives into a WAV file (16-bit PCM at the bridge's clock
-    /// rate, mono). The file is closed when the call ends or the recorder is stopped.
+    /// rate, mono). The file is complete once `stop(_:)` returns. When the call
+    /// ends with the recorder still attached, the engine closes it on its own thread right
+    /// after the call's ``CallState/disconnected`` event, so a file read at that event may be
+    /// incomplete: stop the recorder first to read it at once.
     /// Wraps `pjsua_recorder_create` and `pjsua_conf_connect`.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the file cannot be
     ///   created.

@@ -15,6 +15,9 @@ func fail(_ error: UsageError) -> Never {
 
 guard let command = arguments.first else { fail(UsageError(message: "no command")) }
 let rest = Array(arguments.dropFirst())
+/// What a command that a signal ended exits with: `listen` and `register` are meant to run
+/// until stopped (0); `call` and `demo` were interrupted (130).
+let interruptedStatus: Int32 = ["listen", "register"].contains(command) ? 0 : 130
 do {
     let status: Int32
     switch command {
@@ -44,10 +47,13 @@ do {
     default:
         fail(UsageError(message: "unknown command \(command)"))
     }
-    exit(status)
+    // A signal may have cut the command short anywhere (an engine call made just after the
+    // signal's shutdown throws, a registration in flight reports 503): it decides the status.
+    exit(SignalShutdown.shared.received != nil && command != "version" ? interruptedStatus : status)
 } catch let error as UsageError {
     fail(error)
 } catch {
+    if SignalShutdown.shared.received != nil { exit(interruptedStatus) }
     FileHandle.standardError.write(Data("swiftpjsua: \(error)\n".utf8))
     exit(1)
 }

@@ -11,6 +11,10 @@ final class EngineBridge: Sendable {
     let media = Protected(MediaPlan())
     /// Incoming calls' Call-IDs longer than `pjsua_call_info` holds, by call generation.
     let longCallIDs = Protected<[UInt64: String]>([:])
+    /// The account each live call was first seen with, by call generation: pjsua names
+    /// accounts by slot, and a removed account's slot can go to a new account while the call
+    /// lives on. Removed when the call ends.
+    let callAccounts = Protected<[UInt64: Account]>([:])
     /// What the engine keeps per account: configuration, wanted registration, retries.
     let accountRecords = AccountRecords()
     /// How incoming REFERs are answered; read by the transfer-request callback.

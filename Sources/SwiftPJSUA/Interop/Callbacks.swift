@@ -15,6 +15,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         lastStatus: info.lastStatus, reason: info.reason))
     if info.state == .disconnected {
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
+        _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
         if !owned.players.isEmpty || !owned.recorders.isEmpty {
@@ -30,7 +31,10 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
 func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?) {
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
-    guard let account = Handles.account(accountSlot) else {
+    guard let account = Handles.account(accountSlot).map({ account in
+        bridge.callAccounts.withLock { $0[call.generation] = account }
+        return account
+    }) else {
         // The INVITE raced the removal of its account: nobody can take the call. 480
         // Temporarily Unavailable (RFC 3261 §21.4.18), and the app never hears of it.
         bridge.hub.suppress(call)

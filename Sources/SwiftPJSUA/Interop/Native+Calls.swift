@@ -144,6 +144,18 @@ extension Native {
     }
 
     /// Reads `pjsua_call_info` into storage owned here and converts it at once.
+    /// The account `call` belongs to: the one in `accountSlot` if it is the account the call
+    /// was first seen with (recorded then), else `nil`.
+    static func ownAccount(of call: Call, slot accountSlot: pjsua_acc_id) -> Account? {
+        let current = Handles.account(accountSlot)
+        guard let bridge = EngineBridge.active() else { return current }
+        return bridge.callAccounts.withLock { accounts in
+            if let first = accounts[call.generation] { return first == current ? current : nil }
+            if let current { accounts[call.generation] = current }
+            return current
+        }
+    }
+
     static func readCallInfo(_ slot: pjsua_call_id, call: Call) -> NativeCallInfo? {
         let raw = UnsafeMutablePointer<pjsua_call_info>.allocate(capacity: 1)
         defer { raw.deallocate() }
@@ -177,8 +189,9 @@ extension Native {
         let snapshot = CallInfo(
             call: call,
             role: info.role == PJSIP_ROLE_UAC ? .caller : .callee,
-            // nil once the call's account has been removed.
-            account: Handles.account(info.acc_id),
+            // nil once the call's account has been removed, also when a new account has
+            // taken its slot since.
+            account: ownAccount(of: call, slot: info.acc_id),
             state: CallState(native: info.state),
             sipCallID: fullCallID(PJ.string(info.call_id), of: call),
             local: SIPAddress(parsing: PJ.string(info.local_info)),
