@@ -232,17 +232,40 @@ class Step:
     server_alive: bool = True
     load: str = ""
     setups_us: list = field(default_factory=list, repr=False)
+    # Media steps held 10 s or more: UDP datagrams the machine sent while sipp ran, what the
+    # calls' RTP both ways should have been, and datagrams dropped for a full receive buffer.
+    udp_out: int = 0
+    rtp_expected: int = 0
+    udp_rcvbuf_errors: int = 0
+
+    @property
+    def media_delivered(self):
+        """At least 90 % of the RTP both ways went out, and under 1 % was dropped."""
+        if not self.rtp_expected:
+            return True
+        return self.udp_out >= 0.9 * self.rtp_expected and self.udp_rcvbuf_errors <= 0.01 * self.rtp_expected
 
     @property
     def passed(self):
         return (self.sipp_exit == 0 and self.failed == 0 and self.successful == self.calls
-                and self.server_alive and self.achieved_cps >= 0.9 * self.rate)
+                and self.server_alive and self.achieved_cps >= 0.9 * self.rate and self.media_delivered)
 
     def row(self):
         d = asdict(self)
         d.pop("setups_us")
         d["passed"] = self.passed
         return d
+
+
+def udp_counters():
+    """The machine's UDP counters (/proc/net/snmp): OutDatagrams and RcvbufErrors."""
+    try:
+        with open("/proc/net/snmp") as f:
+            lines = [l.split() for l in f if l.startswith("Udp:")]
+        values = dict(zip(lines[0][1:], (int(v) for v in lines[1][1:])))
+        return values.get("OutDatagrams", 0), values.get("RcvbufErrors", 0)
+    except (OSError, IndexError, ValueError):
+        return 0, 0
 
 
 def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=False, rss_samples=None):
@@ -264,6 +287,10 @@ def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=Fal
     if media:
         argv += ["-rtp_echo"]
     step = Step(phase=phase, side=server.side, rate=rate, hold_ms=hold_ms, calls=calls, load=loadavg())
+    if media and hold_ms >= 10000:
+        # Each call holds PCMU at 50 packets/s each way (the server's, and sipp's echo).
+        step.rtp_expected = int(calls * 50 * (hold_ms / 1000) * 2)
+    udp0 = udp_counters()
     cpu0 = server.cpu()
     with open(os.path.join(workdir, f"{tag}-sipp.out"), "wb") as out:
         sipp = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -278,6 +305,8 @@ def run_sipp(server, workdir, phase, rate, calls, hold_ms, limit=None, media=Fal
         if sipp.poll() is None:
             sipp.kill()
         step.sipp_exit = sipp.wait()
+    udp1 = udp_counters()
+    step.udp_out, step.udp_rcvbuf_errors = udp1[0] - udp0[0], udp1[1] - udp0[1]
     step.server_alive = server.alive()
     if step.server_alive:
         step.cpu_s = server.cpu() - cpu0
@@ -498,8 +527,10 @@ def phase_media(cfg, paths, workdir, steps):
                             cfg.media_hold_ms, limit=level, media=True)
             server.stop()
             steps.append(step)
+            rtp = (f", udp out {step.udp_out}/{step.rtp_expected} expected, {step.udp_rcvbuf_errors} dropped"
+                   if step.rtp_expected else "")
             log(f"media {level:>3} calls x {cfg.media_hold_ms / 1000:.0f} s, {side:>6}: {step.successful}/{level} ok, "
-                f"{step.failed} failed, cpu {step.cpu_s:.1f} s -> {'pass' if step.passed else 'FAIL'}")
+                f"{step.failed} failed, cpu {step.cpu_s:.1f} s{rtp} -> {'pass' if step.passed else 'FAIL'}")
             if step.passed:
                 best[side] = level
                 holding[(side, level)] = step.cpu_s / (cfg.media_hold_ms / 1000 + level / cfg.media_setup_rate)
