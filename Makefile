@@ -31,7 +31,8 @@ endif
 # wherever the dynamic linker looks first: every pjproject names them libpj*.so.2.
 # (Recursive `=`: evaluated after the provision step has installed pjproject.)
 PJ_LIBDIR = $(shell $(PKGCONF) --variable=libdir libpjproject 2>/dev/null)
-SWIFT_FLAGS = --scratch-path $(SCRATCH) -c $(CONFIG) $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR))
+LINK_FLAGS = $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR))
+SWIFT_FLAGS = --scratch-path $(SCRATCH) -c $(CONFIG) $(LINK_FLAGS)
 
 .PHONY: all provision scratch build demo test bench format clean
 
@@ -49,7 +50,7 @@ PJ_STAMP = $(shell { $(PKGCONF) --modversion libpjproject; $(PKGCONF) --variable
 	2>/dev/null | sha256sum | cut -c1-16)
 
 scratch: provision
-	@echo "pjproject $$(pkg-config --modversion libpjproject) from $(PJ_LIBDIR)"
+	@echo "pjproject $$($(PKGCONF) --modversion libpjproject) from $(PJ_LIBDIR)"
 	@stamp=$(SCRATCH)/pjproject.stamp; \
 	if { [ -f $$stamp ] && [ "$$(cat $$stamp)" != "$(PJ_STAMP)" ]; } || \
 	   { [ ! -f $$stamp ] && { [ -d $(SCRATCH)/debug ] || [ -d $(SCRATCH)/release ]; }; }; then \
@@ -76,5 +77,5 @@ clean:
 # arguments in BENCH_ARGS (e.g. BENCH_ARGS=--smoke, BENCH_ARGS=--only=rates). A full run
 # writes its results into docs/BENCHMARKS.md.
 bench: scratch
-	$(SWIFT) build --scratch-path $(SCRATCH) -c release $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR)) --product swiftpjsua
+	$(SWIFT) build --scratch-path $(SCRATCH) -c release $(LINK_FLAGS) --product swiftpjsua
 	python3 Benchmarks/bench.py --swiftpjsua $(SCRATCH)/release/swiftpjsua --docs docs/BENCHMARKS.md $(BENCH_ARGS)

@@ -262,7 +262,7 @@ fi
 pjdir=$(find "$build" -mindepth 1 -maxdepth 8 -type f -name aconfigure -path '*pjproject-*' -printf '%h\n' | head -n1)
 [ -n "$pjdir" ] || die "pjproject tree not found after unpacking"
 
-say "building pjproject $version for $prefix (about 3 minutes on 2 cores)"
+say "building pjproject $version for $prefix (a minute or two on 2 cores)"
 config_site > "$pjdir/pjlib/include/pj/config_site.h"
 log="$build/build.log"
 stage="$build/stage"

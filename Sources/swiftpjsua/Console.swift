@@ -65,13 +65,6 @@ struct StandardErrorLog: PJSUALogHandler {
     }
 }
 
-/// The signal that ended the command, if any.
-final class SignalFlag: Sendable {
-    private let value = Atomic<Int32>(0)
-    func set(_ signal: Int32) { value.store(signal, ordering: .relaxed) }
-    var signal: Int32? { let v = value.load(ordering: .relaxed); return v == 0 ? nil : v }
-}
-
 /// Shuts the engine down cleanly on SIGINT or SIGTERM; the command's event loop then ends.
 ///
 /// The signals are caught from before `main` (`CSignalGuard`), so one that arrives while the
@@ -81,22 +74,21 @@ final class SignalFlag: Sendable {
 final class SignalShutdown: Sendable {
     static let shared = SignalShutdown()
 
-    private let flag = SignalFlag()
     private let state = Mutex<(engine: PJSUA?, source: (any DispatchSourceRead)?)>((nil, nil))
 
     private init() {}
 
     /// Starts reading the signals caught so far and from now on.
     func install() {
-        if csg_first_signal() != 0 { flag.set(csg_first_signal()) }
         let fd = csg_signal_fd()
         guard fd >= 0 else { return }
         state.withLock { state in
             guard state.source == nil else { return }
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: .global())
             source.setEventHandler { [self] in
+                // Drain the pipe; which signal came first is kept by the handler itself.
                 var byte: UInt8 = 0
-                while read(fd, &byte, 1) == 1 { flag.set(Int32(byte)) }
+                while read(fd, &byte, 1) == 1 {}
                 if let engine = self.state.withLock({ $0.engine }) { Task { await engine.shutdown() } }
             }
             source.resume()
@@ -112,12 +104,13 @@ final class SignalShutdown: Sendable {
     /// Call right after `start`: when a signal came before or during it, shuts the engine
     /// down and returns `true`.
     func shutDownIfSignalled(_ engine: PJSUA) async -> Bool {
-        guard flag.signal != nil else { return false }
+        guard received != nil else { return false }
         await engine.shutdown()
         return true
     }
 
-    var received: Int32? { flag.signal }
+    /// The first signal caught, from process start on.
+    var received: Int32? { csg_first_signal() == 0 ? nil : csg_first_signal() }
 }
 
 func configuration(options: Options, port: UInt16) throws(UsageError) -> Configuration {

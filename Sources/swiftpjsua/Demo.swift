@@ -37,8 +37,8 @@ enum Demo {
         var ended: Set<Call> = []
         var audioStarted = false
         var codec = "?"
-        let statistics = StatisticsBox()
-        let hangupClock = HangupClock()
+        let statistics = Shared<(sent: StreamStatistics?, received: StreamStatistics?)>((nil, nil))
+        let hungUpAt = Shared<ContinuousClock.Instant?>(nil)
         var disconnectedAt: [Call: ContinuousClock.Instant] = [:]
         var offered: [MediaType] = []
         // A bound on the whole demo: if something stalls, shut down and report failure.
@@ -75,9 +75,9 @@ enum Demo {
                     try await Task.sleep(for: .seconds(3))
                     let sent = try? await engine.streamStatistics(caller)
                     let received = try? await engine.streamStatistics(callee)
-                    statistics.set(sent: sent, received: received)
+                    statistics.set((sent, received))
                     printer.line("hanging up")
-                    hangupClock.mark()
+                    hungUpAt.set(.now)
                     try? await engine.hangup(caller)
                 }
             }
@@ -87,13 +87,13 @@ enum Demo {
         await engine.shutdown()
         if signals.received != nil { return 130 }
 
-        let (sent, received) = statistics.get()
+        let (sent, received) = statistics.value
         out("")
         out("codec: \(codec)")
         out("rtp packets sent (caller): \(sent?.packetsSent ?? 0)")
         out("rtp packets received (callee): \(received?.packetsReceived ?? 0)")
         out("media offered: \(offered.isEmpty ? "?" : offered.map { "\($0)" }.joined(separator: ", "))")
-        if let hungUp = hangupClock.instant {
+        if let hungUp = hungUpAt.value {
             for (call, name) in names.sorted(by: { $0.value < $1.value }) {
                 guard let at = disconnectedAt[call] else { continue }
                 let ms = Double((at - hungUp).components.attoseconds) / 1e15 + Double((at - hungUp).components.seconds) * 1000
@@ -117,16 +117,11 @@ enum Demo {
     }
 }
 
-/// When the demo hung up, handed back to the event loop.
-final class HangupClock: Sendable {
-    private let value = Mutex<ContinuousClock.Instant?>(nil)
-    func mark() { value.withLock { $0 = .now } }
-    var instant: ContinuousClock.Instant? { value.withLock { $0 } }
-}
-
-/// Statistics taken just before the hangup, handed back to the event loop.
-final class StatisticsBox: Sendable {
-    private let value = Mutex<(StreamStatistics?, StreamStatistics?)>((nil, nil))
-    func set(sent: StreamStatistics?, received: StreamStatistics?) { value.withLock { $0 = (sent, received) } }
-    func get() -> (StreamStatistics?, StreamStatistics?) { value.withLock { $0 } }
+/// A value a task sets and the event loop reads: the statistics taken just before the
+/// hangup, and when the hangup was.
+final class Shared<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ initial: Value) { storage = Mutex(initial) }
+    func set(_ new: Value) { storage.withLock { $0 = new } }
+    var value: Value { storage.withLock { $0 } }
 }

@@ -36,6 +36,24 @@ public enum Repository {
     }
 }
 
+/// Runs a short command to its end and returns its exit status and its output (standard
+/// output, and standard error too when `withStandardError`), trimmed; `nil` when it cannot
+/// be started. For quick look-ups (pkg-config, a harness's check mode), not for peers.
+public func commandOutput(
+    _ executable: String, _ arguments: [String], withStandardError: Bool = false
+) -> (status: Int32, output: String)? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = withStandardError ? pipe : FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
 /// A fresh temporary folder, removed by ``remove()``.
 public struct TemporaryFolder: Sendable {
     public let url: URL

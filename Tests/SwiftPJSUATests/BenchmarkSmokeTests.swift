@@ -12,17 +12,11 @@ struct BenchmarkSmokeTests {
     /// there is none. Without one the test is skipped, and the skip says why.
     static let matchingApp: (path: String?, why: String) = {
         let harness = Repository.root.appendingPathComponent("Benchmarks/bench.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [harness, "--check-apps", "--swiftpjsua", Repository.tool.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return (nil, "cannot run the harness: \(error)") }
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return process.terminationStatus == 0 ? (line, "") : (nil, line)
+        guard let (status, line) = commandOutput(
+            "/usr/bin/python3", [harness, "--check-apps", "--swiftpjsua", Repository.tool.path],
+            withStandardError: true)
+        else { return (nil, "cannot run the harness") }
+        return status == 0 ? (line, "") : (nil, line)
     }()
 
     @Test(

@@ -6,16 +6,9 @@ import Testing
 /// What `pkg-config --modversion libpjproject` prints in this environment (`make` points
 /// pkg-config at the pjproject it builds against), or nil.
 func pkgConfigVersion() -> String? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["pkg-config", "--modversion", "libpjproject"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return nil }
-    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return process.terminationStatus == 0 ? text.trimmingCharacters(in: .whitespacesAndNewlines) : nil
+    guard let (status, version) = commandOutput("/usr/bin/env", ["pkg-config", "--modversion", "libpjproject"])
+    else { return nil }
+    return status == 0 ? version : nil
 }
 
 /// The minor number of a pjproject version string ("2.17" → 17).

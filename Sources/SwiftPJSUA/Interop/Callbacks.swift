@@ -31,10 +31,8 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
 func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?) {
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
-    guard let account = Handles.account(accountSlot).map({ account in
-        bridge.callAccounts.withLock { $0[call.generation] = account }
-        return account
-    }) else {
+    // (readCallInfo below records it as the call's own account.)
+    guard let account = Handles.account(accountSlot) else {
         // The INVITE raced the removal of its account: nobody can take the call. 480
         // Temporarily Unavailable (RFC 3261 §21.4.18), and the app never hears of it.
         bridge.hub.suppress(call)

@@ -27,9 +27,8 @@ extension Native {
         config.id = scope.pj(uri)
         config.transport_id = transport.id
         config.priority -= 1
-        applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
+        try applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
         var slot = pjsua_acc_id(cpj_invalid_id())
-        try ensureIPv6Available(forRTPAddress: rtpAddress)
         try ensureRoomForAccount()
         try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         return try Handles.addedAccount(slot)
@@ -43,18 +42,15 @@ extension Native {
         }
     }
 
-    /// Throws ``PJSUAError/Code/addressFamilyNotSupported`` for an IPv6 RTP address in a
-    /// pjproject built without IPv6: pjsua_acc_add asserts on it (2.15+), aborting the process.
-    static func ensureIPv6Available(forRTPAddress address: String?) throws(PJSUAError) {
-        guard let address, address.contains(":"), !hasIPv6 else { return }
-        throw PJSUAError(
-            code: .addressFamilyNotSupported, function: "pjsua_acc_add",
-            message: "RTP address \(address) is IPv6, and this pjproject \(loadedVersion) was built without IPv6")
-    }
-
+    /// Sets the account's RTP ports and address. Throws
+    /// ``PJSUAError/Code/addressFamilyNotSupported`` for an IPv6 address in a pjproject built
+    /// without IPv6: pjsua_acc_add and pjsua_acc_modify assert on it (2.15+), aborting the process.
     static func applyRTP(
         _ config: inout pjsua_acc_config, ports: ClosedRange<UInt16>, address: String?, scope: StringScope
-    ) {
+    ) throws(PJSUAError) {
+        if let address, address.contains(":"), !hasIPv6 {
+            throw ipv6Unavailable("pjsua_acc_add", "RTP address \(address) is IPv6")
+        }
         config.rtp_cfg.port = UInt32(ports.lowerBound)
         config.rtp_cfg.port_range = UInt32(ports.upperBound - ports.lowerBound)
         if let address {
@@ -159,8 +155,7 @@ extension Native {
                 config.contact_uri_params = scope.pj(push.uriParameters)
             }
         }
-        applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
-        try ensureIPv6Available(forRTPAddress: rtpAddress)
+        try applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
         if !account.registerHeaders.isEmpty {

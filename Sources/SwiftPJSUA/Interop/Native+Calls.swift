@@ -143,7 +143,6 @@ extension Native {
         return full
     }
 
-    /// Reads `pjsua_call_info` into storage owned here and converts it at once.
     /// The account `call` belongs to: the one in `accountSlot` if it is the account the call
     /// was first seen with (recorded then), else `nil`.
     static func ownAccount(of call: Call, slot accountSlot: pjsua_acc_id) -> Account? {
@@ -156,6 +155,7 @@ extension Native {
         }
     }
 
+    /// Reads `pjsua_call_info` into storage owned here and converts it at once.
     static func readCallInfo(_ slot: pjsua_call_id, call: Call) -> NativeCallInfo? {
         let raw = UnsafeMutablePointer<pjsua_call_info>.allocate(capacity: 1)
         defer { raw.deallocate() }

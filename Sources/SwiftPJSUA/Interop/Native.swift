@@ -24,10 +24,8 @@ enum Native {
     /// `pjsua_create` → `pjsua_init` → transports → `pjsua_start` → sound device. On failure
     /// everything created is destroyed again and the error is thrown.
     static func start(_ configuration: Configuration) throws(PJSUAError) -> [Transport] {
-        if !hasIPv6, configuration.transports.contains(where: \.type.isIPv6) {
-            throw PJSUAError(
-                code: .addressFamilyNotSupported, function: "pjsua_transport_create",
-                message: "this pjproject \(loadedVersion) was built without IPv6 (PJ_HAS_IPV6 is 0)")
+        if !hasIPv6, let transport = configuration.transports.first(where: \.type.isIPv6) {
+            throw ipv6Unavailable("pjsua_transport_create", "transport \(transport.type.rawValue) is IPv6")
         }
         // pjsua_create logs before pjsua_init installs the logging config: route and
         // filter those lines the same way from the start.
@@ -126,6 +124,12 @@ enum Native {
     static var loadedVersion: String { String(cString: cpj_runtime_version()) }
     /// Whether the pjproject build has IPv6 (`PJ_HAS_IPV6`).
     static var hasIPv6: Bool { cpj_has_ipv6() != 0 }
+    /// The error for IPv6 asked of a pjproject built without it, where pjsua would assert.
+    static func ipv6Unavailable(_ function: String, _ what: String) -> PJSUAError {
+        PJSUAError(
+            code: .addressFamilyNotSupported, function: function,
+            message: "\(what), and this pjproject \(loadedVersion) was built without IPv6 (PJ_HAS_IPV6 is 0)")
+    }
     /// Whether RTP runs on pjmedia's own worker thread (pjproject 2.13+) rather than on
     /// pjsip's SIP worker (2.12, whose media worker stalls for 500 ms).
     static var usesMediaWorker: Bool { cpj_media_worker_is_reliable() != 0 }
