@@ -46,13 +46,22 @@ extension PJSUA {
     public func addAccount(_ configuration: AccountConfiguration) throws -> Account {
         let runtime = try runtime()
         let effective = try validated(configuration, runtime: runtime)
-        let account = try Native.addAccount(
-            effective, rtpPorts: runtime.configuration.media.rtpPorts,
-            rtpAddress: rtpAddress(of: configuration, runtime: runtime))
-        runtime.bridge.accountRecords.configure(
-            account, configuration: configuration,
-            wantsRegistration: configuration.registrar != nil && configuration.registersOnAdd)
-        return account
+        let records = runtime.bridge.accountRecords
+        var added: Account?
+        do {
+            return try Native.addAccount(
+                effective, rtpPorts: runtime.configuration.media.rtpPorts,
+                rtpAddress: rtpAddress(of: configuration, runtime: runtime)
+            ) { account in
+                added = account
+                records.configure(
+                    account, configuration: configuration,
+                    wantsRegistration: configuration.registrar != nil && configuration.registersOnAdd)
+            }
+        } catch {
+            if let added { records.remove(added) }
+            throw error
+        }
     }
 
     /// Replaces an account's configuration. When the registration settings change (registrar,

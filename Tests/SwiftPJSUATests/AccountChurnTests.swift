@@ -122,7 +122,8 @@ extension EngineTests {
                 try await h.log.first("401") {
                     if case .registrationState(wrong, .failed(401, _), _, _, _) = $0 { true } else { false }
                 }
-                #expect(try await h.engine.accountInfo(wrong).statusCode == 401)
+                let after = try await h.engine.accountInfo(wrong)
+                #expect(after.statusCode == 401, "\(after) after \(h.log.events.filter { $0.isRegistration(of: wrong) || $0.isRegistration(of: alice) })")
                 _ = try await h.engine.removeAccount(wrong)
             }
         }

@@ -70,7 +70,8 @@ extension Native {
     /// Adds an account from a full configuration. Wraps `pjsua_acc_add`, which copies the
     /// configuration (strings, credentials and headers) before returning.
     static func addAccount(
-        _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
+        _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?,
+        beforeRegistering: (Account) -> Void
     ) throws(PJSUAError) -> Account {
         var slot = pjsua_acc_id(cpj_invalid_id())
         try withAccountConfig(account, rtpPorts: rtpPorts, rtpAddress: rtpAddress) { config throws(PJSUAError) in
@@ -81,6 +82,9 @@ extension Native {
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
         let handle = try Handles.addedAccount(slot)
+        // The first response can arrive on a worker thread before this returns: whatever
+        // its callback reads about the account must exist before the REGISTER is sent.
+        beforeRegistering(handle)
         if account.registrar != nil && account.registersOnAdd {
             do {
                 try setRegistration(slot, renew: true)
