@@ -209,6 +209,7 @@ static inline pj_status_t cpj_status_einvalidop(void) { return PJ_EINVALIDOP; }
 static inline pj_status_t cpj_status_etimedout(void) { return PJ_ETIMEDOUT; }
 static inline pj_status_t cpj_status_eexists(void) { return PJ_EEXISTS; }
 static inline pj_status_t cpj_status_eafnotsup(void) { return PJ_EAFNOTSUP; }
+static inline pj_status_t cpj_status_auth_stale_count(void) { return PJSIP_EAUTHSTALECOUNT; }
 static inline pj_status_t cpj_status_enomem(void) { return PJ_ENOMEM; }
 static inline pj_status_t cpj_status_einvaliduri(void) { return PJSIP_EINVALIDURI; }
 static inline pj_status_t cpj_status_esessionterminated(void) { return PJSIP_ESESSIONTERMINATED; }

@@ -234,7 +234,9 @@ public enum RegistrationOutcome: Sendable, Hashable {
     /// The binding was removed (2xx to an unregistering REGISTER).
     case unregistered
     /// The REGISTER failed: a final status of 300–699, or a code pjsip reports when no
-    /// response came (408 on timeout, 502/503 on transport and TLS failures).
+    /// response came (408 on timeout, 502/503 on transport and TLS failures). The reason is
+    /// the registrar's phrase, pjsip's text when no response came, or one of the engine's
+    /// documented reasons (``staleNonceLimitReason``, ``unregistrationCutShortReason``).
     case failed(statusCode: Int, reason: String)
 
     /// Whether the account is registered after this outcome.

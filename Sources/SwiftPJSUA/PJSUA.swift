@@ -259,6 +259,7 @@ public actor PJSUA {
                 return pending.isEmpty
             }
         }
+        runtime.bridge.isDestroying.withLock { $0 = true }
         Native.destroy()
         for call in hub.liveCalls.keys {
             hub.synthesizeEnd(of: call, reason: Self.engineShutDownReason)

@@ -21,6 +21,8 @@ final class EngineBridge: Sendable {
     let transferHandler = Protected<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
+    /// Set just before `pjsua_destroy`: what fails from then on was cut short by shutdown.
+    let isDestroying = Protected(false)
 
     init(hub: EventHub, executor: EngineExecutor, logHandler: (any PJSUALogHandler)?, linksSoundDevice: Bool) {
         self.hub = hub

@@ -131,9 +131,14 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
             code = Int(cpj_sip_code_from_status(param.pointee.status))
             if code == 0 || code / 100 == 2 { code = 408 }
             reason = PJ.describe(param.pointee.status)
+        } else if param.pointee.status == cpj_status_auth_stale_count() {
+            reason = RegistrationOutcome.staleNonceLimitReason
         }
     }
     if let regInfo { renew = regInfo.pointee.renew != 0 }
+    if !renew, code / 100 != 2, bridge.isDestroying.withLock({ $0 }) {
+        reason = RegistrationOutcome.unregistrationCutShortReason
+    }
     let outcome: RegistrationOutcome =
         if code / 100 != 2 {
             .failed(statusCode: code, reason: reason)

@@ -187,9 +187,16 @@ extension Native {
         return AccountInfo(
             account: account, identity: PJ.string(info.acc_uri), isDefault: info.is_default != 0,
             hasRegistration: info.has_registration != 0, isRegistered: registered,
-            statusCode: code, reason: answered ? PJ.string(info.status_text) : "",
+            statusCode: code, reason: answered ? reason(of: lastOutcome, code: code) ?? PJ.string(info.status_text) : "",
             expiresIn: registered ? .seconds(Int64(info.expires)) : .zero,
             isOnline: info.online_status != 0)
+    }
+
+    /// The engine's own reason for a failure with `code`, when it gave one (a stale-nonce
+    /// limit, say): pjsua keeps only the code and names it by the code's standard phrase.
+    private static func reason(of outcome: RegistrationOutcome?, code: Int) -> String? {
+        if case .failed(code, let reason)? = outcome { return reason }
+        return nil
     }
 
     static func accounts() -> [Account] {
