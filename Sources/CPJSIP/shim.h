@@ -196,6 +196,229 @@ static inline pj_status_t cpj_player_destroy_and_wait(pjsua_player_id id, unsign
 #endif
 }
 
+/* ---- Audio frame ports: PCM between a call and the app, as Swift values ----
+ * A conference-bridge port of our own. Its callbacks run on pjmedia's clock thread and do
+ * nothing but copy between the bridge and two fixed rings allocated up front: frames the
+ * bridge hands the port (put_frame, what a call receives) for the app to read, and frames
+ * the app queued (get_frame) for the bridge to send into a call. No lock, no allocation,
+ * no blocking on the clock thread. Both rings have one producer and one consumer; the
+ * receive ring drops its oldest frame when full (the reader fell behind), counted. */
+
+#define CPJ_FRAME_MAX_SAMPLES 960 /* 20 ms at 48 kHz, the largest frame offered */
+
+typedef struct cpj_frame_slot {
+    uint64_t sequence;
+    uint32_t samples;
+    int16_t pcm[CPJ_FRAME_MAX_SAMPLES];
+} cpj_frame_slot;
+
+typedef struct cpj_frame_ring {
+    cpj_frame_slot *slots;
+    uint64_t capacity;
+    uint64_t head; /* next to write: written by the producer only */
+    uint64_t tail; /* next to read: advanced by the consumer, and by a full receive ring's producer */
+} cpj_frame_ring;
+
+typedef struct cpj_frame_port {
+    pjmedia_port base; /* first: the bridge's callbacks get this pointer */
+    unsigned samples_per_frame;
+    int refs;          /* the app's reference, and the bridge's while the port is in it */
+    int closed;        /* removed from the bridge: the reader drains the ring and ends */
+    int tx_started;    /* the app has queued a frame: from then on an empty ring is an underflow */
+    uint64_t rx_sequence, rx_dropped, tx_underflows;
+    cpj_frame_ring rx, tx;
+    pj_pool_t *pool;   /* handed to the bridge with the port (older bridges allocate from it) */
+} cpj_frame_port;
+
+static inline void cpj_frame_port_release(cpj_frame_port *port) {
+    /* Plain free only: the last reference may go on any thread, pjlib's or not. */
+    if (__atomic_sub_fetch(&port->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    free(port->rx.slots);
+    free(port->tx.slots);
+    free(port);
+}
+
+/* What the call receives, from the bridge's clock thread: into the receive ring, making
+ * room by dropping the oldest frame. A frame the bridge marks as no audio is silence. */
+static inline pj_status_t cpj_frame_port_put_frame(pjmedia_port *base, pjmedia_frame *frame) {
+    cpj_frame_port *port = (cpj_frame_port *)base;
+    cpj_frame_ring *ring = &port->rx;
+    uint64_t head, tail;
+    cpj_frame_slot *slot;
+    unsigned samples = 0;
+    if (ring->capacity == 0) return PJ_SUCCESS;
+    head = ring->head;
+    tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    while (head - tail >= ring->capacity) {
+        if (__atomic_compare_exchange_n(&ring->tail, &tail, tail + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            __atomic_add_fetch(&port->rx_dropped, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    slot = &ring->slots[head % ring->capacity];
+    slot->sequence = port->rx_sequence++;
+    if (frame->type == PJMEDIA_FRAME_TYPE_AUDIO && frame->buf) {
+        samples = (unsigned)(frame->size / sizeof(int16_t));
+        if (samples > port->samples_per_frame) samples = port->samples_per_frame;
+        pj_memcpy(slot->pcm, frame->buf, samples * sizeof(int16_t));
+    }
+    if (samples < port->samples_per_frame)
+        pj_bzero(slot->pcm + samples, (port->samples_per_frame - samples) * sizeof(int16_t));
+    slot->samples = port->samples_per_frame;
+    __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+    return PJ_SUCCESS;
+}
+
+/* What the call sends, from the bridge's clock thread: the app's next queued frame, or
+ * no audio (silence) when none is queued. */
+static inline pj_status_t cpj_frame_port_get_frame(pjmedia_port *base, pjmedia_frame *frame) {
+    cpj_frame_port *port = (cpj_frame_port *)base;
+    cpj_frame_ring *ring = &port->tx;
+    uint64_t tail, head;
+    cpj_frame_slot *slot;
+    pj_size_t bytes;
+    frame->type = PJMEDIA_FRAME_TYPE_NONE;
+    if (ring->capacity == 0) { frame->size = 0; return PJ_SUCCESS; }
+    tail = ring->tail;
+    head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    if (head == tail) {
+        if (__atomic_load_n(&port->tx_started, __ATOMIC_RELAXED))
+            __atomic_add_fetch(&port->tx_underflows, 1, __ATOMIC_RELAXED);
+        frame->size = 0;
+        return PJ_SUCCESS;
+    }
+    slot = &ring->slots[tail % ring->capacity];
+    bytes = slot->samples * sizeof(int16_t);
+    if (bytes > frame->size) bytes = frame->size;
+    pj_memcpy(frame->buf, slot->pcm, bytes);
+    frame->size = bytes;
+    frame->type = PJMEDIA_FRAME_TYPE_AUDIO;
+    __atomic_store_n(&ring->tail, tail + 1, __ATOMIC_RELEASE);
+    return PJ_SUCCESS;
+}
+
+/* A port of `clock_rate` Hz and `samples_per_frame` samples, mono, 16-bit, with a receive
+ * ring of `rx_frames` and a send ring of `tx_frames` (either may be 0). The bridge
+ * resamples and re-frames between it and the calls. NULL when memory runs out. */
+static inline cpj_frame_port *cpj_frame_port_create(
+    unsigned clock_rate, unsigned samples_per_frame, unsigned rx_frames, unsigned tx_frames) {
+    static char name[] = "swiftpjsua-frames";
+    pj_str_t port_name = pj_str(name);
+    cpj_frame_port *port;
+    if (samples_per_frame == 0 || samples_per_frame > CPJ_FRAME_MAX_SAMPLES) return NULL;
+    port = (cpj_frame_port *)calloc(1, sizeof(*port));
+    if (!port) return NULL;
+    port->rx.slots = rx_frames ? (cpj_frame_slot *)calloc(rx_frames, sizeof(cpj_frame_slot)) : NULL;
+    port->tx.slots = tx_frames ? (cpj_frame_slot *)calloc(tx_frames, sizeof(cpj_frame_slot)) : NULL;
+    if ((rx_frames && !port->rx.slots) || (tx_frames && !port->tx.slots)) {
+        free(port->rx.slots);
+        free(port->tx.slots);
+        free(port);
+        return NULL;
+    }
+    port->rx.capacity = rx_frames;
+    port->tx.capacity = tx_frames;
+    port->samples_per_frame = samples_per_frame;
+    port->refs = 1;
+    pjmedia_port_info_init(&port->base.info, &port_name, PJMEDIA_SIGNATURE('S', 'P', 'F', 'R'),
+                           clock_rate, 1, 16, samples_per_frame);
+    port->base.put_frame = &cpj_frame_port_put_frame;
+    port->base.get_frame = &cpj_frame_port_get_frame;
+    return port;
+}
+
+/* pjmedia_port_destroy's end for our port: the bridge has let go of it (before 2.15 at
+ * once; from 2.15 on when the bridge drops its group-lock reference, after its last
+ * callback on the clock thread). */
+static inline pj_status_t cpj_frame_port_on_destroy(pjmedia_port *base) {
+    cpj_frame_port *port = (cpj_frame_port *)base;
+    pj_pool_t *pool = port->pool;
+    port->pool = NULL;
+    if (pool) pj_pool_release(pool); /* on a pjlib thread: the clock's or the engine's */
+    cpj_frame_port_release(port);
+    return PJ_SUCCESS;
+}
+
+/* Adds the port to pjsua's conference bridge, which then holds a reference to it. */
+static inline pj_status_t cpj_frame_port_add(cpj_frame_port *port, pjsua_conf_port_id *slot) {
+    pj_pool_t *pool = pjsua_pool_create("swiftpjsua-frames", 512, 512);
+    pj_status_t status;
+    if (!pool) return PJ_ENOMEM;
+    port->base.on_destroy = &cpj_frame_port_on_destroy;
+    status = pjsua_conf_add_port(pool, &port->base, slot);
+    if (status != PJ_SUCCESS) {
+        pj_pool_release(pool);
+        return status;
+    }
+    port->pool = pool;
+    __atomic_add_fetch(&port->refs, 1, __ATOMIC_ACQ_REL);
+    return PJ_SUCCESS;
+}
+
+/* Takes the port out of the bridge; the reader sees the end once the ring is drained. */
+static inline void cpj_frame_port_remove(cpj_frame_port *port, pjsua_conf_port_id slot) {
+    __atomic_store_n(&port->closed, 1, __ATOMIC_RELEASE);
+    pjsua_conf_remove_port(slot);
+    /* Drops the port's own reference; cpj_frame_port_on_destroy runs when the bridge's
+     * is gone too. */
+    pjmedia_port_destroy(&port->base);
+}
+
+/* The next received frame: its samples into `out` (room for `capacity`), its sequence
+ * number into `sequence`. Returns the sample count, 0 when none is waiting, -1 when the
+ * port was removed and every frame has been read. Called by one reader at a time. */
+static inline int cpj_frame_port_read(cpj_frame_port *port, int16_t *out, unsigned capacity, uint64_t *sequence) {
+    cpj_frame_ring *ring = &port->rx;
+    for (;;) {
+        uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+        uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+        cpj_frame_slot *slot;
+        unsigned samples;
+        if (head == tail) return __atomic_load_n(&port->closed, __ATOMIC_ACQUIRE) ? -1 : 0;
+        slot = &ring->slots[tail % ring->capacity];
+        samples = slot->samples < capacity ? slot->samples : capacity;
+        *sequence = slot->sequence;
+        pj_memcpy(out, slot->pcm, samples * sizeof(int16_t));
+        /* The writer may have dropped this frame (and reused its slot) while it was copied:
+         * then the tail moved and the copy is thrown away. */
+        if (__atomic_compare_exchange_n(&ring->tail, &tail, tail + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return (int)samples;
+    }
+}
+
+/* Queues one frame of `count` samples (at most a frame; the rest is silence) to send.
+ * Returns 0, or 1 when the send ring is full. Called by one writer at a time. */
+static inline int cpj_frame_port_write(cpj_frame_port *port, const int16_t *samples, unsigned count) {
+    cpj_frame_ring *ring = &port->tx;
+    uint64_t head = ring->head;
+    uint64_t tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
+    cpj_frame_slot *slot;
+    if (ring->capacity == 0 || head - tail >= ring->capacity) return 1;
+    slot = &ring->slots[head % ring->capacity];
+    if (count > port->samples_per_frame) count = port->samples_per_frame;
+    pj_memcpy(slot->pcm, samples, count * sizeof(int16_t));
+    if (count < port->samples_per_frame)
+        pj_bzero(slot->pcm + count, (port->samples_per_frame - count) * sizeof(int16_t));
+    slot->samples = port->samples_per_frame;
+    __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&port->tx_started, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static inline uint64_t cpj_frame_port_dropped(const cpj_frame_port *port) {
+    return __atomic_load_n(&port->rx_dropped, __ATOMIC_RELAXED);
+}
+static inline uint64_t cpj_frame_port_underflows(const cpj_frame_port *port) {
+    return __atomic_load_n(&port->tx_underflows, __ATOMIC_RELAXED);
+}
+/* Frames queued to send and not yet taken by the bridge. */
+static inline uint64_t cpj_frame_port_queued(const cpj_frame_port *port) {
+    return __atomic_load_n(&port->tx.head, __ATOMIC_ACQUIRE) - __atomic_load_n(&port->tx.tail, __ATOMIC_ACQUIRE);
+}
+static inline int cpj_frame_port_is_closed(const cpj_frame_port *port) {
+    return __atomic_load_n(&port->closed, __ATOMIC_ACQUIRE);
+}
+
 /* ---- Status codes: pj_status_t bases differ between versions; never hard-code them. ---- */
 
 /* PJ_SUCCESS is a plain macro, but spelled here so every status check reads the same. */

@@ -18,11 +18,13 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
-        if !owned.players.isEmpty || !owned.recorders.isEmpty {
+        if !owned.players.isEmpty || !owned.recorders.isEmpty || !owned.frames.isEmpty {
             bridge.executor.post {
-                // pjsua may have been destroyed (and restarted, reusing ids) meanwhile.
+                // pjsua may have been destroyed (and restarted, reusing ids) meanwhile;
+                // shutdown took the frame ports off then.
                 guard EngineBridge.active() === bridge else { return }
                 Native.destroyMediaPorts(players: owned.players, recorders: owned.recorders)
+                Native.removeFramePorts(bridge: bridge, owned.frames)
             }
         }
     }

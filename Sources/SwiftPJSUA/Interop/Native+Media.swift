@@ -177,5 +177,6 @@ extension Native {
     static func releaseMedia(bridge: EngineBridge, of call: Call) {
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
         destroyMediaPorts(players: owned.players, recorders: owned.recorders)
+        removeFramePorts(bridge: bridge, owned.frames)
     }
 }

@@ -1,0 +1,142 @@
+import CPJSIP
+import Synchronization
+
+/// One of the engine's frame ports (`cpj_frame_port` in the shim) on pjsua's conference
+/// bridge, linked to one call: it receives what the call receives, or sends what the app
+/// queues, or both. The C side does the real-time part on pjmedia's clock thread; this
+/// class reads and writes its rings from any thread and removes it from the bridge once.
+///
+/// `@unchecked Sendable`: the pointer is only passed to the shim's atomic ring functions
+/// (one reader and one writer at a time, which the public types guarantee) and to
+/// `cpj_frame_port_remove` (once, on the engine thread, guarded by `removed`).
+final class FramePort: @unchecked Sendable {
+    let call: Call
+    let format: AudioFrameFormat
+    /// Which way audio flows through the port.
+    let receives: Bool
+    let sends: Bool
+    private let port: UnsafeMutablePointer<cpj_frame_port>
+    /// The port's conference slot, fixed while it is on the bridge.
+    let slot: pjsua_conf_port_id
+    private let removed = Atomic<Bool>(false)
+
+    fileprivate init(
+        call: Call, format: AudioFrameFormat, receives: Bool, sends: Bool,
+        port: UnsafeMutablePointer<cpj_frame_port>, slot: pjsua_conf_port_id
+    ) {
+        self.call = call
+        self.format = format
+        self.receives = receives
+        self.sends = sends
+        self.port = port
+        self.slot = slot
+    }
+
+    deinit { cpj_frame_port_release(port) }
+
+    /// The next received frame's samples and sequence number; `.empty` when none is
+    /// waiting, `.ended` once the port is off the bridge and drained.
+    enum Read {
+        case frame(sequence: UInt64, samples: [Int16])
+        case empty
+        case ended
+    }
+
+    func read() -> Read {
+        let capacity = format.samplesPerFrame
+        var sequence: UInt64 = 0
+        var count: Int32 = 0
+        let samples = [Int16](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            count = cpj_frame_port_read(port, buffer.baseAddress, UInt32(capacity), &sequence)
+            initialized = max(0, Int(count))
+        }
+        switch count {
+        case ..<0: return .ended
+        case 0: return .empty
+        default: return .frame(sequence: sequence, samples: samples)
+        }
+    }
+
+    /// Queues one frame; `false` when the send ring is full.
+    func write(_ samples: ArraySlice<Int16>) -> Bool {
+        samples.withUnsafeBufferPointer { cpj_frame_port_write(port, $0.baseAddress, UInt32($0.count)) == 0 }
+    }
+
+    var droppedFrames: Int { Int(clamping: cpj_frame_port_dropped(port)) }
+    var underflows: Int { Int(clamping: cpj_frame_port_underflows(port)) }
+    var queuedFrames: Int { Int(clamping: cpj_frame_port_queued(port)) }
+    var isRemoved: Bool { cpj_frame_port_is_closed(port) != 0 }
+
+    /// Takes the port off the bridge; later calls do nothing. Engine thread only, while
+    /// pjsua runs. Returns whether this call removed it.
+    @discardableResult
+    func removeFromBridge() -> Bool {
+        guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        cpj_frame_port_remove(port, slot)
+        return true
+    }
+}
+
+extension Native {
+    // MARK: Audio frame ports
+
+    /// Creates a frame port in `format`, adds it to the bridge and links it to `call` (as
+    /// a sink of the call's received audio, a source of its transmitted audio, or both);
+    /// the link is kept across media changes and the port removed when the call ends.
+    static func attachFramePort(
+        bridge: EngineBridge, call: Call, format: AudioFrameFormat, receiveFrames: Int, sendFrames: Int
+    ) throws(PJSUAError) -> FramePort {
+        guard let raw = cpj_frame_port_create(
+            UInt32(format.sampleRate), UInt32(format.samplesPerFrame), UInt32(receiveFrames), UInt32(sendFrames))
+        else { throw PJ.error(cpj_status_enomem(), "cpj_frame_port_create") }
+        var slot = pjsua_conf_port_id(cpj_invalid_id())
+        let status = cpj_frame_port_add(raw, &slot)
+        guard status == cpj_success() else {
+            cpj_frame_port_release(raw)
+            throw PJ.error(status, "pjsua_conf_add_port")
+        }
+        let port = FramePort(
+            call: call, format: format, receives: receiveFrames > 0, sends: sendFrames > 0, port: raw, slot: slot)
+        bridge.media.withLock { plan in
+            if port.receives { plan.sinks[call.generation, default: []].append(slot) }
+            if port.sends { plan.sources[call.generation, default: []].append(slot) }
+            plan.framePorts[call.generation, default: []].append(port)
+        }
+        bridge.livePorts.withLock { $0[ObjectIdentifier(port)] = port }
+        connectNow(bridge: bridge, call: call)
+        return port
+    }
+
+    /// Unlinks a frame port from its call and takes it off the bridge. Returns `false` when
+    /// it was already off (stopped, or its call ended). Engine thread.
+    @discardableResult
+    static func detach(bridge: EngineBridge, framePort port: FramePort) -> Bool {
+        bridge.media.withLock { plan in
+            let generation = port.call.generation
+            plan.sinks[generation]?.removeAll { $0 == port.slot }
+            plan.sources[generation]?.removeAll { $0 == port.slot }
+            plan.framePorts[generation]?.removeAll { $0 === port }
+        }
+        return removeFramePorts(bridge: bridge, [port])
+    }
+
+    /// Takes frame ports off the bridge (their readers end once drained). Engine thread.
+    @discardableResult
+    static func removeFramePorts(bridge: EngineBridge, _ ports: [FramePort]) -> Bool {
+        var any = false
+        for port in ports {
+            _ = bridge.livePorts.withLock { $0.removeValue(forKey: ObjectIdentifier(port)) }
+            if port.removeFromBridge() { any = true }
+        }
+        return any
+    }
+
+    /// Every frame port still on the bridge, off it: before `pjsua_destroy`.
+    static func removeAllFramePorts(bridge: EngineBridge) {
+        let ports = bridge.livePorts.withLock { ports in
+            defer { ports.removeAll() }
+            return Array(ports.values)
+        }
+        for port in ports { port.removeFromBridge() }
+    }
+}

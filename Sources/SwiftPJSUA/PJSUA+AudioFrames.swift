@@ -1,0 +1,81 @@
+extension PJSUA {
+    // MARK: Audio frames
+
+    /// The audio `call` receives, as frames of PCM in `format`: see ``AudioFrameStream``
+    /// for buffering, drops and when the sequence ends. The stream follows the call across
+    /// re-INVITEs and hold; while the call receives nothing its frames are silence.
+    ///
+    /// Adds a port of the engine's to pjsua's conference bridge (`pjsua_conf_add_port`) and
+    /// connects the call's audio to it (`pjsua_conf_connect`). Several streams of one call
+    /// may run at once, each with its own format.
+    /// - Parameters:
+    ///   - call: a live call.
+    ///   - format: sample rate and frame length; 16 kHz, 20 ms frames by default.
+    ///   - buffer: how much audio waits for a slow reader before the oldest is dropped;
+    ///     two frames to 10 s, 1 s by default.
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``;
+    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for an unsupported format or buffer;
+    ///   ``PJSUAError`` when the bridge has no free slot.
+    public func audioFrames(
+        of call: Call, format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
+    ) throws -> AudioFrameStream {
+        let runtime = try runtime()
+        _ = try liveSlot(call)
+        let format = try format.validated()
+        let frames = try format.frames(in: buffer, what: "an audio frame stream's buffer")
+        let port = try Native.attachFramePort(
+            bridge: runtime.bridge, call: call, format: format, receiveFrames: frames, sendFrames: 0)
+        try releaseIfEnded(call, runtime: runtime)
+        return AudioFrameStream(port: port)
+    }
+
+    /// A writer that sends PCM in `format` into `call`: see ``AudioFrameWriter`` for
+    /// backpressure and underflow. What the writer sends is mixed with any players of the
+    /// call. Adds a port to pjsua's conference bridge (`pjsua_conf_add_port`) and connects
+    /// it to the call (`pjsua_conf_connect`).
+    /// - Parameters:
+    ///   - call: a live call.
+    ///   - format: sample rate and frame length; 16 kHz, 20 ms frames by default.
+    ///   - buffer: how much audio the writer may queue ahead; two frames to 10 s, 1 s by
+    ///     default.
+    /// - Throws: as ``audioFrames(of:format:buffer:)``.
+    public func audioFrameWriter(
+        for call: Call, format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
+    ) throws -> AudioFrameWriter {
+        let runtime = try runtime()
+        _ = try liveSlot(call)
+        let format = try format.validated()
+        let frames = try format.frames(in: buffer, what: "an audio frame writer's buffer")
+        let port = try Native.attachFramePort(
+            bridge: runtime.bridge, call: call, format: format, receiveFrames: 0, sendFrames: frames)
+        try releaseIfEnded(call, runtime: runtime)
+        return AudioFrameWriter(port: port)
+    }
+
+    /// Ends a frame stream before its call ends: the reader gets the frames already
+    /// buffered, then the end of the sequence. Wraps `pjsua_conf_remove_port`.
+    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it had already ended.
+    public func stop(_ stream: AudioFrameStream) throws {
+        guard Native.detach(bridge: try runtime().bridge, framePort: stream.port) else {
+            throw PJSUAUsageError.unknownMediaPort
+        }
+    }
+
+    /// Takes a writer off its call before the call ends; audio still queued is discarded
+    /// and later writes throw. Wraps `pjsua_conf_remove_port`.
+    /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already off.
+    public func stop(_ writer: AudioFrameWriter) throws {
+        guard Native.detach(bridge: try runtime().bridge, framePort: writer.port) else {
+            throw PJSUAUsageError.unknownMediaPort
+        }
+    }
+
+    /// A port attached while the call was ending (its callback may have run first) is
+    /// released at once, and the call reported unknown.
+    private func releaseIfEnded(_ call: Call, runtime: Runtime) throws {
+        if runtime.bridge.hub.hasEnded(call) {
+            Native.releaseMedia(bridge: runtime.bridge, of: call)
+            throw PJSUAUsageError.unknownCall(call)
+        }
+    }
+}
