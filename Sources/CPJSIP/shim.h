@@ -419,6 +419,17 @@ static inline int cpj_frame_port_is_closed(const cpj_frame_port *port) {
     return __atomic_load_n(&port->closed, __ATOMIC_ACQUIRE);
 }
 
+/* ---- End of a non-looping player's file ----
+ * pjmedia calls `callback` (from its event manager's thread) when the player reaches the
+ * end of its file; Swift cannot take the player's port out of pjsua itself. */
+static inline pj_status_t cpj_player_set_eof_callback(
+    pjsua_player_id id, void *token, void (*callback)(pjmedia_port *port, void *token)) {
+    pjmedia_port *port = NULL;
+    pj_status_t status = pjsua_player_get_port(id, &port);
+    if (status != PJ_SUCCESS) return status;
+    return pjmedia_wav_player_set_eof_cb2(port, token, callback);
+}
+
 /* ---- Status codes: pj_status_t bases differ between versions; never hard-code them. ---- */
 
 /* PJ_SUCCESS is a plain macro, but spelled here so every status check reads the same. */

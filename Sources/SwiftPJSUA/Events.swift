@@ -55,6 +55,11 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// the transfer handler rejected it.
     case transferRequest(call: Call, target: String, statusCode: Int)
 
+    /// A player made with `loop: false` played its file to the end (pjmedia's end-of-file
+    /// callback): once per player, never for a looping one, and not after its call ended.
+    /// The player stays attached (sending nothing) until its call ends or it is stopped.
+    case playbackFinished(PlaybackFinished)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
@@ -65,6 +70,7 @@ public enum PJSUAEvent: Sendable, Hashable {
         case .dtmf(let call, _, _, _): call
         case .transferStatus(let call, _, _, _): call
         case .transferRequest(let call, _, _): call
+        case .playbackFinished(let finished): finished.call
         }
     }
 }
@@ -76,4 +82,16 @@ public struct TimestampedEvent: Sendable {
     public let event: PJSUAEvent
     /// When the callback handed the event to the engine's fan-out (`ContinuousClock`).
     public let raisedAt: ContinuousClock.Instant
+}
+
+/// The payload of ``PJSUAEvent/playbackFinished(_:)``.
+public struct PlaybackFinished: Sendable, Hashable {
+    /// The player that reached the end of its file.
+    public var player: Player
+    /// The call it plays into.
+    public var call: Call { player.call }
+
+    public init(player: Player) {
+        self.player = player
+    }
 }

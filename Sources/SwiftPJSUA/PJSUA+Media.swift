@@ -3,15 +3,19 @@ extension PJSUA {
 
     /// Plays a WAV file into a call: the far end hears it. The link is kept across media
     /// changes and the player is destroyed when the call ends.
-    /// Wraps `pjsua_player_create` and `pjsua_conf_connect`.
+    ///
+    /// By default the file plays once and a ``PJSUAEvent/playbackFinished(_:)`` event
+    /// follows when it has played to the end; with `loop: true` it starts over at the end
+    /// and never finishes (stop it with ``stop(_:)-(Player)`` or end the call).
+    /// Wraps `pjsua_player_create`, `pjmedia_wav_player_set_eof_cb2` and `pjsua_conf_connect`.
     /// - Parameters:
     ///   - file: path of a 16-bit PCM WAV file.
     ///   - call: the call to play into.
-    ///   - loop: start over at the end of the file.
+    ///   - loop: start over at the end of the file; `false` by default.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the file cannot be
     ///   opened or is not a supported WAV file.
     @discardableResult
-    public func play(file: String, into call: Call, loop: Bool = true) throws -> Player {
+    public func play(file: String, into call: Call, loop: Bool = false) throws -> Player {
         let runtime = try runtime()
         _ = try liveSlot(call)
         let player = try Native.attachPlayer(bridge: runtime.bridge, call: call, file: file, loop: loop)

@@ -205,7 +205,8 @@ public actor CallRouter {
                 account: account, call: call, sipCallID: sipCallID, from: from, hasVideo: video, serverUUID: serverUUID)
         case .callState, .callMediaState:
             handleCallEvent(event)
-        case .registrationState, .dtmf, .transferStatus, .transferRequest:
+        default:
+            // Registration, DTMF, transfer and media-port events need no CallKit report.
             break
         }
     }
@@ -326,7 +327,7 @@ public actor CallRouter {
                     provider.fulfill(action)
                 }
             }
-        case .incomingCall, .registrationState, .dtmf, .transferStatus, .transferRequest:
+        default:
             break
         }
     }

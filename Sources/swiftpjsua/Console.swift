@@ -48,6 +48,8 @@ final class EventPrinter: Sendable {
             line("transfer \(name(call)) \(code) \(reason)\(isFinal ? " final" : "")")
         case .transferRequest(let call, let target, let code):
             line("transfer-request \(name(call)) to \(target) answered \(code)")
+        case .playbackFinished(let finished):
+            line("playback-finished \(name(finished.call)) player \(finished.player.id)")
         }
     }
 }

@@ -68,7 +68,7 @@ enum Demo {
             if !audioStarted, let callee, ready.contains(caller), ready.contains(callee) {
                 audioStarted = true
                 codec = (try? await engine.callInfo(caller).audioCodec ?? "?") ?? "?"
-                try await engine.play(file: toneFile.path, into: caller)
+                try await engine.play(file: toneFile.path, into: caller, loop: true)
                 try await engine.record(callee, to: recordingFile.path)
                 printer.line("playing a \(Int(toneFrequency)) Hz tone into the caller leg, recording the callee leg")
                 Task {

@@ -43,7 +43,7 @@ enum Dial {
             switch event {
             case .callMediaState(_, let media) where media.contains(where: \.isFlowingAudio) && !attached:
                 attached = true
-                if let play { try await engine.play(file: play, into: call) }
+                if let play { try await engine.play(file: play, into: call, loop: true) }
                 if let record { try await engine.record(call, to: record) }
             case .callState(_, .confirmed, _, _, _):
                 confirmed = true

@@ -60,7 +60,7 @@ enum Listen {
                 attached.insert(call)
                 mediaCalls += 1
                 do {
-                    if let play { try await engine.play(file: play, into: call) }
+                    if let play { try await engine.play(file: play, into: call, loop: true) }
                     if let record {
                         let file = numbered(record, mediaCalls)
                         try await engine.record(call, to: file)

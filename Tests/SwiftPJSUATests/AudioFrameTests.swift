@@ -199,3 +199,36 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("play without looping raises playbackFinished once, after the file's length; a looping player never does")
+    func playbackFinishedOnce() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let short = folder.file("short.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .milliseconds(600), amplitude: 0.2).write(to: short)
+        try await EngineHarness.run { h in
+            try await h.engine.setCodecPriority("PCMU", 255)
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.first("audio on the callee") { $0.hasActiveAudio(callee) }
+            let received = try await h.engine.audioFrames(of: callee, format: AudioFrameFormat(sampleRate: 8000))
+            let listening = Task { await Self.collect(received, for: .seconds(2)) }
+            let looping = try await h.engine.play(file: short.path, into: callee, loop: true)
+            let clock = ContinuousClock()
+            let began = clock.now
+            let once = try await h.engine.play(file: short.path, into: caller)
+            let finished = try await h.log.first("playback finished") {
+                if case .playbackFinished(let f) = $0 { f.player == once } else { false }
+            }
+            let took = clock.now - began
+            #expect(took >= .milliseconds(550) && took < .milliseconds(1500), "\(took)")
+            #expect(finished.call == caller)
+            // The callee heard the file once: about 600 ms of tone in 2 s of frames, then quiet.
+            let analysis = Self.analysis(of: await listening.value, frequency: 1000)
+            #expect(analysis.toneDuration >= .milliseconds(400) && analysis.toneDuration <= .milliseconds(700), "\(analysis)")
+            let all = h.log.events.filter { if case .playbackFinished = $0 { true } else { false } }
+            #expect(all.count == 1, "\(all) (the looping player \(looping) played its file three times over)")
+            try await h.engine.hangup(caller)
+        }
+    }
+}

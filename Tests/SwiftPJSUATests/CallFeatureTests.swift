@@ -139,7 +139,7 @@ extension EngineTests {
         try await EngineHarness.run { h in
             let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.waitForAudio(caller, callee)
-            try await h.engine.play(file: tone.path, into: callee)
+            try await h.engine.play(file: tone.path, into: callee, loop: true)
             try await h.engine.setHold(caller)
             try await h.log.wait("caller local hold, callee remote hold") { events in
                 events.contains { $0.hasAudio(.localHold, caller) }
@@ -173,7 +173,7 @@ extension EngineTests {
             let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.waitForAudio(caller, callee)
             try await h.engine.setMuted(caller, true)
-            try await h.engine.play(file: tone.path, into: caller)
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
             let muted = try await h.recordTone(callee, to: folder.file("muted.wav"))
             #expect(!muted.detected(minimumDuration: .milliseconds(100)), "\(muted)")
             try await h.engine.setMuted(caller, false)
@@ -196,7 +196,7 @@ extension EngineTests {
                 events.contains { $0.isState(.early, of: caller) } && events.contains { $0.hasActiveAudio(caller) }
                     && events.contains { $0.hasActiveAudio(callee) }
             }
-            try await h.engine.play(file: tone.path, into: callee)
+            try await h.engine.play(file: tone.path, into: callee, loop: true)
             let analysis = try await h.recordTone(caller, to: folder.file("early.wav"))
             #expect(analysis.detected(), "\(analysis)")
             let early = h.log.events.first { $0.isState(.early, of: caller) }
@@ -357,7 +357,7 @@ extension EngineTests {
             // Leg A: the callee of a self-call whose caller plays the tone.
             let (caller, legA) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.waitForAudio(caller, legA)
-            try await h.engine.play(file: tone.path, into: caller)
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
             // Leg B: sipp, echoing every RTP packet back, on media_port and later media_port+2.
             let mediaPort = FreePort.udp()
             let sipp = try await Sipp.start(
@@ -815,7 +815,7 @@ extension EngineTests {
             #expect(try await h.engine.callInfo(caller).audioCodec == codec)
             #expect(try await h.engine.callInfo(callee).audioCodec == codec)
             // In one process both legs share the bridge clock: the caller's tone reaches the callee.
-            try await h.engine.play(file: tone.path, into: caller)
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
             try await h.engine.record(callee, to: recording.path)
             try await h.poll("1 s of RTP") { try await $0.streamStatistics(callee).packetsReceived >= 60 }
             try await h.engine.hangup(caller)

@@ -107,7 +107,7 @@ struct EngineTests {
             try await h.log.wait("audio on both legs") { events in
                 events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
             }
-            try await h.engine.play(file: tone.path, into: caller)
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
             try await h.engine.record(callee, to: received.path)
             try await h.engine.record(caller, to: echoed.path)
             // 100 packets of 20 ms: two seconds of audio.
@@ -161,7 +161,7 @@ struct EngineTests {
         let port = try #require(try await engine.transports().first?.port)
         let call = try await engine.makeCall(to: "sip:self@127.0.0.1:\(port)", from: account)
         do {
-            try await engine.play(file: "/nonexistent/file.wav", into: call)
+            try await engine.play(file: "/nonexistent/file.wav", into: call, loop: true)
             Issue.record("playing a missing file did not throw")
         } catch let error as PJSUAError {
             #expect(error.function == "pjsua_player_create")

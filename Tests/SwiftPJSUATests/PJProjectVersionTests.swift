@@ -98,7 +98,7 @@ extension EngineTests {
         try await EngineHarness.run(media: media) { h in
             let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.waitForAudio(caller, callee)
-            try await h.engine.play(file: tone.path, into: caller)
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
             if !clocked {
                 // The bridge runs while the device is attached, then the device goes away:
                 // the recorder's removal would wait for a clock that never comes.

@@ -42,7 +42,7 @@ extension EngineTests {
             try await h.engine.setCodecPriority("PCMU", 255)
             let call = try await h.engine.makeCall(to: kamailio.aor("bob"), from: alice)
             try await h.log.first("audio") { $0.hasActiveAudio(call) }
-            try await h.engine.play(file: tone.path, into: call)
+            try await h.engine.play(file: tone.path, into: call, loop: true)
             try await h.poll("1.5 s of RTP to bob") { try await $0.streamStatistics(call).packetsSent >= 75 }
             try await h.engine.hangup(call)
             try await h.log.first("ended") { $0.isState(.disconnected, of: call) }

@@ -49,10 +49,10 @@ extension EngineTests {
         try WAVAudio.tone(frequency: 1000, duration: .seconds(1)).write(to: tone)
         try await EngineHarness.run { h in
             let call = try await h.engine.makeCall(to: h.uri("self"), from: h.account)
-            let first = try await h.engine.play(file: tone.path, into: call)
+            let first = try await h.engine.play(file: tone.path, into: call, loop: true)
             try await h.engine.stop(first)
             await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(first) }
-            let second = try await h.engine.play(file: tone.path, into: call)
+            let second = try await h.engine.play(file: tone.path, into: call, loop: true)
             #expect(second.id == first.id)
             #expect(second != first)
             await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(first) }

@@ -122,6 +122,16 @@ extension Native {
     static func attachPlayer(bridge: EngineBridge, call: Call, file: String, loop: Bool) throws(PJSUAError) -> Player {
         let (id, port) = try createPlayer(file: file, loop: loop)
         let player = Player(id: id, generation: nextGeneration(), call: call)
+        if !loop {
+            let token = UnsafeMutableRawPointer(bitPattern: UInt(player.generation))
+            let status = cpj_player_set_eof_callback(id, token) { _, token in
+                onPlayerEndOfFile(generation: UInt64(UInt(bitPattern: token)))
+            }
+            if status != cpj_success() {
+                _ = pjsua_player_destroy(id)
+                throw PJ.error(status, "pjmedia_wav_player_set_eof_cb2")
+            }
+        }
         bridge.media.withLock {
             $0.sources[call.generation, default: []].append(port)
             $0.players[call.generation, default: []].append(player)
@@ -179,4 +189,14 @@ extension Native {
         destroyMediaPorts(players: owned.players, recorders: owned.recorders)
         removeFramePorts(bridge: bridge, owned.frames)
     }
+}
+/// A non-looping player reached the end of its file (on pjmedia's event thread): reported
+/// if the player is still attached to a live call.
+private func onPlayerEndOfFile(generation: UInt64) {
+    guard let bridge = EngineBridge.active() else { return }
+    let player = bridge.media.withLock { plan in
+        plan.players.values.lazy.flatMap { $0 }.first { $0.generation == generation }
+    }
+    guard let player else { return }
+    bridge.hub.emit(.playbackFinished(PlaybackFinished(player: player)))
 }
