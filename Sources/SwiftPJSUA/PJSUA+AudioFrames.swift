@@ -56,7 +56,7 @@ extension PJSUA {
     /// buffered, then the end of the sequence. Wraps `pjsua_conf_remove_port`.
     /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it had already ended.
     public func stop(_ stream: AudioFrameStream) throws {
-        guard Native.detach(bridge: try runtime().bridge, framePort: stream.port) else {
+        guard Native.detach(bridge: try runtime().bridge, port: stream.port, of: stream.call) else {
             throw PJSUAUsageError.unknownMediaPort
         }
     }
@@ -65,7 +65,7 @@ extension PJSUA {
     /// and later writes throw. Wraps `pjsua_conf_remove_port`.
     /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it was already off.
     public func stop(_ writer: AudioFrameWriter) throws {
-        guard Native.detach(bridge: try runtime().bridge, framePort: writer.port) else {
+        guard Native.detach(bridge: try runtime().bridge, port: writer.port, of: writer.call) else {
             throw PJSUAUsageError.unknownMediaPort
         }
     }

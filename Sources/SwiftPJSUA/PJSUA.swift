@@ -260,7 +260,7 @@ public actor PJSUA {
             }
         }
         runtime.bridge.isDestroying.withLock { $0 = true }
-        Native.removeAllFramePorts(bridge: runtime.bridge)
+        Native.removeAllBridgePorts(bridge: runtime.bridge)
         Native.destroy()
         for call in hub.liveCalls.keys {
             hub.synthesizeEnd(of: call, reason: Self.engineShutDownReason)

@@ -21,9 +21,9 @@ final class EngineBridge: Sendable {
     let transferHandler = Protected<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
-    /// Frame ports on the conference bridge, so that shutdown can take off (and end the
-    /// readers of) those whose removal was still queued when pjsua stopped.
-    let livePorts = Protected<[ObjectIdentifier: FramePort]>([:])
+    /// Our ports on the conference bridge (frame ports, tone generators), so that shutdown
+    /// can take off (and end the readers of) those whose removal was still queued.
+    let livePorts = Protected<[ObjectIdentifier: any BridgePort]>([:])
     /// Set just before `pjsua_destroy`: what fails from then on was cut short by shutdown.
     let isDestroying = Protected(false)
 
@@ -67,8 +67,8 @@ struct MediaPlan {
     /// Players and recorders to destroy when the call ends, by call generation.
     var players: [UInt64: [Player]] = [:]
     var recorders: [UInt64: [Recorder]] = [:]
-    /// Audio frame ports (streams and writers) to take off the bridge when the call ends.
-    var framePorts: [UInt64: [FramePort]] = [:]
+    /// Our bridge ports (frame streams and writers, tones) to take off when the call ends.
+    var bridgePorts: [UInt64: [any BridgePort]] = [:]
     /// Calls whose transmitted audio is muted (conference tx level 0), by generation.
     var muted: Set<UInt64> = []
     /// Conference links between calls: audio received on `from` is sent to `to`.
@@ -84,18 +84,18 @@ struct MediaPlan {
 
     mutating func removeAll(
         for generation: UInt64
-    ) -> (players: [pjsua_player_id], recorders: [pjsua_recorder_id], frames: [FramePort]) {
+    ) -> (players: [pjsua_player_id], recorders: [pjsua_recorder_id], frames: [any BridgePort]) {
         sources[generation] = nil
         sinks[generation] = nil
         muted.remove(generation)
         conferenceSlots[generation] = nil
         callLinks = callLinks.filter { $0.from != generation && $0.to != generation }
         let owned = (
-            (players[generation] ?? []).map(\.id), (recorders[generation] ?? []).map(\.id), framePorts[generation] ?? []
+            (players[generation] ?? []).map(\.id), (recorders[generation] ?? []).map(\.id), bridgePorts[generation] ?? []
         )
         players[generation] = nil
         recorders[generation] = nil
-        framePorts[generation] = nil
+        bridgePorts[generation] = nil
         return owned
     }
 }

@@ -24,7 +24,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
                 // shutdown took the frame ports off then.
                 guard EngineBridge.active() === bridge else { return }
                 Native.destroyMediaPorts(players: owned.players, recorders: owned.recorders)
-                Native.removeFramePorts(bridge: bridge, owned.frames)
+                Native.removeBridgePorts(bridge: bridge, owned.frames)
             }
         }
     }

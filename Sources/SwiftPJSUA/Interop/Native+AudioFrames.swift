@@ -1,6 +1,16 @@
 import CPJSIP
 import Synchronization
 
+/// A port the engine added to pjsua's conference bridge (frame ports, tone generators),
+/// taken off the bridge when its call ends, when stopped, or at shutdown.
+protocol BridgePort: AnyObject, Sendable {
+    /// The conference slot, fixed while the port is on the bridge.
+    var slot: pjsua_conf_port_id { get }
+    /// Takes the port off the bridge; later calls do nothing. Engine thread only, while
+    /// pjsua runs. Returns whether this call removed it.
+    func removeFromBridge() -> Bool
+}
+
 /// One of the engine's frame ports (`cpj_frame_port` in the shim) on pjsua's conference
 /// bridge, linked to one call: it receives what the call receives, or sends what the app
 /// queues, or both. The C side does the real-time part on pjmedia's clock thread; this
@@ -9,7 +19,7 @@ import Synchronization
 /// `@unchecked Sendable`: the pointer is only passed to the shim's atomic ring functions
 /// (one reader and one writer at a time, which the public types guarantee) and to
 /// `cpj_frame_port_remove` (once, on the engine thread, guarded by `removed`).
-final class FramePort: @unchecked Sendable {
+final class FramePort: BridgePort, @unchecked Sendable {
     let call: Call
     let format: AudioFrameFormat
     /// Which way audio flows through the port.
@@ -67,8 +77,6 @@ final class FramePort: @unchecked Sendable {
     var queuedFrames: Int { Int(clamping: cpj_frame_port_queued(port)) }
     var isRemoved: Bool { cpj_frame_port_is_closed(port) != 0 }
 
-    /// Takes the port off the bridge; later calls do nothing. Engine thread only, while
-    /// pjsua runs. Returns whether this call removed it.
     @discardableResult
     func removeFromBridge() -> Bool {
         guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
@@ -100,7 +108,7 @@ extension Native {
         bridge.media.withLock { plan in
             if port.receives { plan.sinks[call.generation, default: []].append(slot) }
             if port.sends { plan.sources[call.generation, default: []].append(slot) }
-            plan.framePorts[call.generation, default: []].append(port)
+            plan.bridgePorts[call.generation, default: []].append(port)
         }
         bridge.livePorts.withLock { $0[ObjectIdentifier(port)] = port }
         connectNow(bridge: bridge, call: call)
@@ -110,19 +118,21 @@ extension Native {
     /// Unlinks a frame port from its call and takes it off the bridge. Returns `false` when
     /// it was already off (stopped, or its call ended). Engine thread.
     @discardableResult
-    static func detach(bridge: EngineBridge, framePort port: FramePort) -> Bool {
-        bridge.media.withLock { plan in
-            let generation = port.call.generation
-            plan.sinks[generation]?.removeAll { $0 == port.slot }
-            plan.sources[generation]?.removeAll { $0 == port.slot }
-            plan.framePorts[generation]?.removeAll { $0 === port }
+    static func detach(bridge: EngineBridge, port: any BridgePort, of call: Call?) -> Bool {
+        if let call {
+            bridge.media.withLock { plan in
+                let generation = call.generation
+                plan.sinks[generation]?.removeAll { $0 == port.slot }
+                plan.sources[generation]?.removeAll { $0 == port.slot }
+                plan.bridgePorts[generation]?.removeAll { $0 === port }
+            }
         }
-        return removeFramePorts(bridge: bridge, [port])
+        return removeBridgePorts(bridge: bridge, [port])
     }
 
-    /// Takes frame ports off the bridge (their readers end once drained). Engine thread.
+    /// Takes ports off the bridge (frame readers end once drained). Engine thread.
     @discardableResult
-    static func removeFramePorts(bridge: EngineBridge, _ ports: [FramePort]) -> Bool {
+    static func removeBridgePorts(bridge: EngineBridge, _ ports: [any BridgePort]) -> Bool {
         var any = false
         for port in ports {
             _ = bridge.livePorts.withLock { $0.removeValue(forKey: ObjectIdentifier(port)) }
@@ -131,12 +141,72 @@ extension Native {
         return any
     }
 
-    /// Every frame port still on the bridge, off it: before `pjsua_destroy`.
-    static func removeAllFramePorts(bridge: EngineBridge) {
+    /// Every port of ours still on the bridge, off it: before `pjsua_destroy`.
+    static func removeAllBridgePorts(bridge: EngineBridge) {
         let ports = bridge.livePorts.withLock { ports in
             defer { ports.removeAll() }
             return Array(ports.values)
         }
-        for port in ports { port.removeFromBridge() }
+        for port in ports { _ = port.removeFromBridge() }
+    }
+}
+
+/// A pjmedia tone generator on the bridge (`cpj_tonegen_start` in the shim).
+/// `@unchecked Sendable`: the pointers are only used by `removeFromBridge`, once, on the
+/// engine thread (guarded by `removed`).
+final class TonePort: BridgePort, @unchecked Sendable {
+    let slot: pjsua_conf_port_id
+    private let port: UnsafeMutablePointer<pjmedia_port>
+    private let pool: UnsafeMutablePointer<pj_pool_t>
+    private let removed = Atomic<Bool>(false)
+
+    fileprivate init(slot: pjsua_conf_port_id, port: UnsafeMutablePointer<pjmedia_port>, pool: UnsafeMutablePointer<pj_pool_t>) {
+        self.slot = slot
+        self.port = port
+        self.pool = pool
+    }
+
+    @discardableResult
+    func removeFromBridge() -> Bool {
+        guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        cpj_tonegen_remove(port, pool, slot)
+        return true
+    }
+}
+
+extension Native {
+    /// The most tones one generator plays (`PJMEDIA_TONEGEN_MAX_DIGITS`).
+    static var maxTones: Int { Int(cpj_tonegen_max_tones()) }
+
+    /// Starts a tone generator playing `tones` and links it to `call`'s transmitted audio
+    /// (kept across media changes, removed when the call ends), or to the sound device
+    /// (slot 0) when `call` is `nil`.
+    static func attachTones(bridge: EngineBridge, call: Call?, tones: [Tone], loop: Bool) throws(PJSUAError) -> TonePlayer {
+        var descriptions = tones.map { tone in
+            var description = pjmedia_tone_desc()
+            description.freq1 = Int16(tone.frequency)
+            description.freq2 = Int16(tone.secondFrequency ?? 0)
+            description.on_msec = Int16(tone.duration.milliseconds)
+            description.off_msec = Int16(tone.pause.milliseconds)
+            description.volume = tone.volume.map { Int16(max(1, min(32767, ($0 * 32767).rounded())))} ?? 0
+            return description
+        }
+        var port: UnsafeMutablePointer<pjmedia_port>?
+        var pool: UnsafeMutablePointer<pj_pool_t>?
+        var slot = pjsua_conf_port_id(cpj_invalid_id())
+        let status = cpj_tonegen_start(&descriptions, UInt32(descriptions.count), loop ? 1 : 0, &port, &pool, &slot)
+        guard status == cpj_success(), let port, let pool else { throw PJ.error(status, "pjmedia_tonegen_play") }
+        let tonePort = TonePort(slot: slot, port: port, pool: pool)
+        bridge.livePorts.withLock { $0[ObjectIdentifier(tonePort)] = tonePort }
+        if let call {
+            bridge.media.withLock { plan in
+                plan.sources[call.generation, default: []].append(slot)
+                plan.bridgePorts[call.generation, default: []].append(tonePort)
+            }
+            connectNow(bridge: bridge, call: call)
+        } else {
+            pjsua_conf_connect(slot, 0)
+        }
+        return TonePlayer(generation: nextGeneration(), call: call, port: tonePort)
     }
 }

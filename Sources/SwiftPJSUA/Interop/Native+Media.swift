@@ -187,7 +187,7 @@ extension Native {
     static func releaseMedia(bridge: EngineBridge, of call: Call) {
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
         destroyMediaPorts(players: owned.players, recorders: owned.recorders)
-        removeFramePorts(bridge: bridge, owned.frames)
+        removeBridgePorts(bridge: bridge, owned.frames)
     }
 }
 /// A non-looping player reached the end of its file (on pjmedia's event thread): reported
