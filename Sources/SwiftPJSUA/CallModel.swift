@@ -210,6 +210,8 @@ public struct StreamStatistics: Sendable, Hashable {
     public var jitter: Duration
     /// The last round-trip time measured by RTCP; zero before the first report.
     public var roundTripTime: Duration
+    /// How long received audio waits in the jitter buffer on average (`pjmedia_jb_state.avg_delay`).
+    public var jitterBufferDelay: Duration
 }
 
 /// How DTMF digits travel (`pjsua_dtmf_method`).

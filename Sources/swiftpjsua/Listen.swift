@@ -11,6 +11,7 @@ enum Listen {
         let hangupAfter = try options.seconds("hangup-after")
         let play = options.string("play")
         let record = options.string("record")
+        let echo = options.flags.contains("echo")
         try requireReadable(play)
         let features = try CallFeatures(options)
         let statsFile = options.string("stats-file")
@@ -66,6 +67,10 @@ enum Listen {
                         try await engine.record(call, to: file)
                         printer.line("recording \(call) to \(file)")
                     }
+                    if echo {
+                        try await Echo.start(on: call, engine: engine)
+                        printer.detail("echoing \(call)")
+                    }
                 } catch {
                     printer.line("media for \(call) failed: \(error)")
                 }
@@ -94,5 +99,22 @@ enum Listen {
         let ext = url.pathExtension
         let base = url.deletingPathExtension().path
         return ext.isEmpty ? "\(base)-\(n)" : "\(base)-\(n).\(ext)"
+    }
+}
+
+/// `listen --echo`: each frame a call receives goes straight back into it.
+enum Echo {
+    /// 16 kHz, 10 ms frames keep the loop's own delay to about two frames.
+    static let format = AudioFrameFormat(sampleRate: 16000, frameDuration: .milliseconds(10))
+
+    static func start(on call: Call, engine: PJSUA) async throws {
+        let received = try await engine.audioFrames(of: call, format: format, buffer: .milliseconds(200))
+        let writer = try await engine.audioFrameWriter(for: call, format: format, buffer: .milliseconds(60))
+        Task {
+            // Ends with the call: the stream finishes, or a write throws once it is gone.
+            for await frame in received {
+                do { try await writer.write(frame.samples) } catch { break }
+            }
+        }
     }
 }

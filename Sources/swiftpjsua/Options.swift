@@ -79,9 +79,11 @@ let usage = """
              [--hangup-after S] [--max-calls N] [call features]
                                    (--max-calls: most simultaneous calls, 1 up to the
                                    build's limit, see `version`; more get 486)
-             [--quiet] [--stats-file F]
-                                   --quiet: no line per event; --stats-file: at exit,
-                                   write event-delivery latency (p50/p99/max in µs)
+             [--echo] [--quiet] [--stats-file F]
+                                   --echo: send each call back what it receives (through
+                                   the audio frame API); --quiet: no line per event;
+                                   --stats-file: at exit, write event-delivery latency
+                                   (p50/p99/max in µs)
       call URI                     place a call; exit 0 when it was confirmed and ended
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
            [call features]

@@ -27,7 +27,7 @@ do {
         status = try await Listen.run(Options(
             rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls", "stats-file"])
                 .union(CallFeatures.optionNames),
-            flags: ["quiet"]))
+            flags: ["quiet", "echo"]))
     case "call":
         status = try await Dial.run(Options(
             rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)))

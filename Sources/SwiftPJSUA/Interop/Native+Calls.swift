@@ -220,7 +220,8 @@ extension Native {
             packetsReceived: UInt64(rtcp.rx.pkt), bytesReceived: UInt64(rtcp.rx.bytes),
             packetsLost: UInt64(rtcp.rx.loss),
             jitter: .microseconds(Int64(rtcp.rx.jitter.last)),
-            roundTripTime: .microseconds(Int64(rtcp.rtt.last)))
+            roundTripTime: .microseconds(Int64(rtcp.rtt.last)),
+            jitterBufferDelay: .milliseconds(Int64(raw.pointee.jbuf.avg_delay)))
     }
 
 }
