@@ -51,6 +51,8 @@ let package = Package(
         // Catches SIGINT/SIGTERM for the tool from before main (see its header).
         .target(name: "CSignalGuard", path: "Sources/CSignalGuard"),
         .executableTarget(name: "swiftpjsua", dependencies: ["SwiftPJSUA", "CSignalGuard"]),
+        // A voice menu (IVR) on the engine: prompt, DTMF, echo, record, transfer.
+        .executableTarget(name: "swiftpjsua-ivr", dependencies: ["SwiftPJSUA"], path: "Examples/IVR"),
         // Launchers for real SIP peers (sipp, kamailio, a second swiftpjsua
         // process). Not a product: used by the tests only.
         .target(name: "PJSUATestSupport", dependencies: ["SwiftPJSUA"], path: "Tests/PJSUATestSupport"),

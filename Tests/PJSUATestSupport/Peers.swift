@@ -21,17 +21,21 @@ public enum Repository {
     /// The `swiftpjsua` tool built next to the tests: `SWIFTPJSUA_TOOL` when set, else the
     /// one in the folder of the running test binary (whatever `--scratch-path` and
     /// configuration built it), else `.build/debug` or `.build/release`.
-    public static var tool: URL {
+    public static var tool: URL { executable("swiftpjsua", override: "SWIFTPJSUA_TOOL") }
+
+    /// A product of this package built beside the test bundle (a tool or an example), or
+    /// the path in the environment variable `override` when set.
+    public static func executable(_ name: String, override: String? = nil) -> URL {
         var candidates: [URL] = []
-        if let explicit = ProcessInfo.processInfo.environment["SWIFTPJSUA_TOOL"], !explicit.isEmpty {
+        if let override, let explicit = ProcessInfo.processInfo.environment[override], !explicit.isEmpty {
             candidates.append(URL(fileURLWithPath: explicit))
         }
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("swiftpjsua"))
+            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent(name))
         }
         // Apple's xctest runs a bundle: the tool sits beside the .xctest folder.
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("swiftpjsua"))
-        candidates += ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/swiftpjsua") }
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name))
+        candidates += ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/\(name)") }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
     }
 }
