@@ -36,6 +36,7 @@ ROOT = os.path.dirname(HERE)
 SCENARIO = os.path.join(HERE, "uac_timed.xml")
 MAX_CALLS = 1024  # both sides; PJSUA_MAX_CALLS of the build, read from `swiftpjsua version` in main()
 ENGINE, C_APP = "engine", "c"
+ECHO = "echo"  # the engine with `listen --echo`, in the echo phase only
 REALTIME_PRIORITY = 10
 SIDES = (ENGINE, C_APP)
 
@@ -112,10 +113,14 @@ class Server:
         self.side = side
         self.port = free_udp_port()
         self.out_path = os.path.join(workdir, f"{tag}-{side}.out")
-        self.stats_path = os.path.join(workdir, f"{tag}-{side}-events.txt") if stats and side == ENGINE else None
-        if side == ENGINE:
+        stats = stats or side == ECHO
+        self.stats_path = os.path.join(workdir, f"{tag}-{side}-events.txt") if stats and side != C_APP else None
+        if side in (ENGINE, ECHO):
             argv = [paths.swiftpjsua, "listen", "--port", str(self.port), "--bind", "127.0.0.1",
                     "--max-calls", str(MAX_CALLS), "--quiet"]
+            if side == ECHO:
+                # Every call's received frames go back into it through the frame API.
+                argv += ["--echo"]
             if self.stats_path:
                 argv += ["--stats-file", self.stats_path]
             self.ready_text = "listening on udp"
@@ -187,7 +192,8 @@ class Server:
         return self.proc.returncode
 
     def event_latency(self):
-        """The engine's --stats-file: {'delivery': {'events': N, 'p50_us': …, 'p99_us': …, 'max_us': …}}."""
+        """The engine's --stats-file: {'delivery': {'events': N, 'p50_us': …, 'p99_us': …, 'max_us': …}}
+        (and with --echo: {'echo': {'calls': …, 'frames': …, 'dropped': …, 'underflows': …}})."""
         result = {}
         if not self.stats_path or not os.path.exists(self.stats_path):
             return result
@@ -237,6 +243,8 @@ class Step:
     udp_out: int = 0
     rtp_expected: int = 0
     udp_rcvbuf_errors: int = 0
+    # A failure found outside sipp (the echo phase: frames dropped), empty when none.
+    extra_failure: str = ""
 
     @property
     def media_delivered(self):
@@ -248,7 +256,8 @@ class Step:
     @property
     def passed(self):
         return (self.sipp_exit == 0 and self.failed == 0 and self.successful == self.calls
-                and self.server_alive and self.achieved_cps >= 0.9 * self.rate and self.media_delivered)
+                and self.server_alive and self.achieved_cps >= 0.9 * self.rate and self.media_delivered
+                and not self.extra_failure)
 
     def row(self):
         d = asdict(self)
@@ -542,6 +551,58 @@ def phase_media(cfg, paths, workdir, steps):
     return best, holding
 
 
+def phase_echo(cfg, paths, workdir, steps):
+    """The media phase's load on two engines: plain auto-answer, and `listen --echo`, where
+    each call has a frame stream and a frame writer (the echo bot). A step fails for the echo
+    side also when any frame was dropped. Returns ({side: best level}, {(side, level): cores},
+    {level: echo counters})."""
+    best, holding, counters = {}, {}, {}
+    stopped = set()
+    for i, level in enumerate(cfg.echo_levels):
+        if len(stopped) == 2:
+            break
+        for side in ((ENGINE, ECHO) if i % 2 == 0 else (ECHO, ENGINE)):
+            if side in stopped:
+                continue
+            server = start_server(side, paths, workdir, f"echo-{level}")
+            step = run_sipp(server, workdir, "echo", min(level, cfg.media_setup_rate), level,
+                            cfg.media_hold_ms, limit=level, media=True)
+            server.stop()
+            echo = server.event_latency().get("echo", {}) if side == ECHO else {}
+            if side == ECHO:
+                counters[level] = echo
+                if echo.get("dropped", 1) != 0:
+                    step.extra_failure = f"{int(echo.get('dropped', -1))} frames dropped"
+                elif echo.get("calls", 0) < step.successful:
+                    step.extra_failure = f"echo ran on {int(echo.get('calls', 0))} of {step.successful} calls"
+            steps.append(step)
+            extra = (f", {int(echo.get('frames', 0))} frames echoed, {int(echo.get('dropped', -1))} dropped, "
+                     f"{int(echo.get('underflows', -1))} underflows" if side == ECHO else "")
+            log(f"echo {level:>3} calls x {cfg.media_hold_ms / 1000:.0f} s, {side:>6}: {step.successful}/{level} ok, "
+                f"{step.failed} failed, cpu {step.cpu_s:.1f} s{extra} -> {'pass' if step.passed else 'FAIL'}")
+            if step.passed:
+                best[side] = level
+                holding[(side, level)] = step.cpu_s / (cfg.media_hold_ms / 1000 + level / cfg.media_setup_rate)
+            else:
+                stopped.add(side)
+    return best, holding, counters
+
+
+def echo_markdown(cfg, best, holding, counters):
+    lines = ["| Figure | Unit | listen --echo | listen | echo/plain |", "|---|---|--:|--:|--:|"]
+    e, p = best.get(ECHO, 0), best.get(ENGINE, 0)
+    lines.append(f"| Concurrent calls held {cfg.media_hold_ms // 1000} s, zero failures (echo: and no dropped frame) "
+                 f"| calls | {e} | {p} | {fmt(ratio(e, p))}x |")
+    common = [l for l in cfg.echo_levels if (ECHO, l) in holding and (ENGINE, l) in holding]
+    for level in common:
+        lines.append(f"| CPU while holding {level} calls | cores | {fmt(holding[(ECHO, level)])} "
+                     f"| {fmt(holding[(ENGINE, level)])} | {fmt(ratio(holding[(ECHO, level)], holding[(ENGINE, level)]))}x |")
+    for level, c in sorted(counters.items()):
+        lines.append(f"| Echo at {level} calls: frames echoed / dropped / underflows | frames "
+                     f"| {int(c.get('frames', 0))} / {int(c.get('dropped', -1))} / {int(c.get('underflows', -1))} | - | - |")
+    return "\n".join(lines)
+
+
 # --- report --------------------------------------------------------------------------------
 
 def fmt(value, digits=3):
@@ -639,7 +700,7 @@ def steps_markdown(steps):
     lines = ["| Phase | Rate (cps) | Hold (ms) | Calls | Side | OK | Failed | Achieved cps | Setup p50 / p99 (ms) "
              "| Server CPU (s) | Result |", "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|---|"]
     for st in steps:
-        if st.phase not in ("rate", "media"):
+        if st.phase not in ("rate", "media", "echo"):
             continue
         lines.append(f"| {st.phase} | {st.rate} | {st.hold_ms} | {st.calls} | {st.side} | {st.successful} | {st.failed} "
                      f"| {st.achieved_cps:.0f} | {fmt(st.setup_p50_ms)} / {fmt(st.setup_p99_ms)} | {st.cpu_s:.2f} "
@@ -730,11 +791,13 @@ class Config:
     media_hold_ms: int = 30000
     media_setup_rate: int = 100
     realtime_calls: int = 1500
+    echo_levels: tuple = (100, 200, 300, 400)
 
 
 SMOKE = Config(rates=(50,), holds_ms=(100,), step_seconds=1, steady_rate=50, steady_calls=50,
                steady_hold_ms=100, rss_rate=50, rss_warmup=50, rss_measured=100,
-               media_levels=(4,), media_extend=False, media_hold_ms=1000, media_setup_rate=50, realtime_calls=0)
+               media_levels=(4,), media_extend=False, media_hold_ms=1000, media_setup_rate=50, realtime_calls=0,
+               echo_levels=(4,))
 
 
 def main():
@@ -750,7 +813,10 @@ def main():
     parser.add_argument("--smoke", action="store_true", help="a few seconds of load per side; checks calls completed")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply call counts and hold times (e.g. 0.2 for a quick look); full run is 1")
-    parser.add_argument("--only", help="comma-separated phases: rates,steady,realtime,rss,media (default all)")
+    parser.add_argument("--only", help="comma-separated phases: rates,steady,realtime,rss,media,echo "
+                        "(default all but echo; echo compares `listen --echo` with plain `listen`)")
+    parser.add_argument("--echo-levels", help="comma-separated concurrent-call levels for the echo phase "
+                        "(default 100,200,300,400)")
     parser.add_argument("--media-levels", help="comma-separated concurrent-call levels for the media phase, "
                         "climbing on by the last step until both sides fail (default 100,200,300,400)")
     args = parser.parse_args()
@@ -781,6 +847,8 @@ def main():
                      realtime_calls=max(50, int(cfg.realtime_calls * k)))
     if args.media_levels:
         cfg.media_levels = tuple(int(level) for level in args.media_levels.split(","))
+    if args.echo_levels:
+        cfg.echo_levels = tuple(int(level) for level in args.echo_levels.split(","))
     phases = set((args.only or "rates,steady,realtime,rss,media").split(","))
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     workdir = os.path.abspath(args.out or os.path.join(ROOT, ".build", "bench", stamp + ("-smoke" if args.smoke else "")))
@@ -801,6 +869,14 @@ def main():
             log("skipping the real-time diagnostic: needs root and chrt")
     rss = phase_rss(cfg, paths, workdir, steps) if "rss" in phases else None
     media, holding = phase_media(cfg, paths, workdir, steps) if "media" in phases else ({}, {})
+    if "echo" in phases:
+        echo_best, echo_holding, echo_counters = phase_echo(cfg, paths, workdir, steps)
+        echo_table = echo_markdown(cfg, echo_best, echo_holding, echo_counters)
+        with open(os.path.join(workdir, "results-echo.md"), "w") as f:
+            f.write(f"Echo phase, load average {loadavg()} at its end.\n\n{echo_table}\n")
+        print()
+        print(echo_table)
+        print()
     info["load_at_end"] = loadavg()
     info["minutes"] = round((time.monotonic() - started) / 60, 1)
 

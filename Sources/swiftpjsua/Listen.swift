@@ -1,5 +1,6 @@
 import Foundation
 import SwiftPJSUA
+import Synchronization
 
 /// `swiftpjsua listen`: answers every incoming call and prints one line per event.
 enum Listen {
@@ -34,6 +35,8 @@ enum Listen {
             out("registration failed")
             return 1
         }
+        let echoTotals = Echo.Totals()
+        var echoTasks: [Task<Void, Never>] = []
         var attached: Set<Call> = []
         var mediaCalls = 0
         var callCount = 0
@@ -68,7 +71,7 @@ enum Listen {
                         printer.line("recording \(call) to \(file)")
                     }
                     if echo {
-                        try await Echo.start(on: call, engine: engine)
+                        echoTasks.append(try await Echo.start(on: call, engine: engine, totals: echoTotals))
                         printer.detail("echoing \(call)")
                     }
                 } catch {
@@ -82,7 +85,12 @@ enum Listen {
         }
         printer.line("shut down after \(callCount) call(s)")
         if let statsFile, let delivery {
-            let report = "calls=\(callCount)\n\(await delivery.value.line("delivery"))\n"
+            var report = "calls=\(callCount)\n\(await delivery.value.line("delivery"))\n"
+            if echo {
+                // Every echo loop ends once shutdown has taken its frame ports off the bridge.
+                for task in echoTasks { await task.value }
+                report += echoTotals.line() + "\n"
+            }
             do {
                 try report.write(toFile: statsFile, atomically: true, encoding: .utf8)
             } catch {
@@ -107,14 +115,37 @@ enum Echo {
     /// 16 kHz, 10 ms frames keep the loop's own delay to about two frames.
     static let format = AudioFrameFormat(sampleRate: 16000, frameDuration: .milliseconds(10))
 
-    static func start(on call: Call, engine: PJSUA) async throws {
+    /// Frames echoed, dropped (the loop fell behind) and underflows (silence sent for want
+    /// of a frame) over every call, for `--stats-file`.
+    final class Totals: Sendable {
+        private let counts = Mutex<(calls: Int, frames: Int, dropped: Int, underflows: Int)>((0, 0, 0, 0))
+
+        func add(frames: Int, dropped: Int, underflows: Int) {
+            counts.withLock {
+                $0.calls += 1
+                $0.frames += frames
+                $0.dropped += dropped
+                $0.underflows += underflows
+            }
+        }
+
+        func line() -> String {
+            let c = counts.withLock { $0 }
+            return "echo calls=\(c.calls) frames=\(c.frames) dropped=\(c.dropped) underflows=\(c.underflows)"
+        }
+    }
+
+    static func start(on call: Call, engine: PJSUA, totals: Totals) async throws -> Task<Void, Never> {
         let received = try await engine.audioFrames(of: call, format: format, buffer: .milliseconds(200))
         let writer = try await engine.audioFrameWriter(for: call, format: format, buffer: .milliseconds(60))
-        Task {
+        return Task {
             // Ends with the call: the stream finishes, or a write throws once it is gone.
+            var frames = 0
             for await frame in received {
                 do { try await writer.write(frame.samples) } catch { break }
+                frames += 1
             }
+            totals.add(frames: frames, dropped: received.droppedFrames, underflows: writer.underflows)
         }
     }
 }
