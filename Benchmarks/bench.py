@@ -877,6 +877,9 @@ def main():
         print()
         print(echo_table)
         print()
+        if args.docs and not args.smoke and args.scale == 1.0:
+            write_sections(args.docs, {"echo": f"Run {stamp}, load average {loadavg()} at its end.\n\n{echo_table}"})
+            log(f"wrote the echo results into {args.docs}")
     info["load_at_end"] = loadavg()
     info["minutes"] = round((time.monotonic() - started) / 60, 1)
 
