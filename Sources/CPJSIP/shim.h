@@ -457,4 +457,28 @@ static inline pj_status_t cpj_verify_sip_uri(const char *text, pj_size_t length)
     return status;
 }
 
+/* ---- Dead-flow recovery (RFC 5626 §4.4-4.5). A TCP or TLS connection that a NAT or
+ * firewall forgot silently stays in pjsip's transport manager, which hands it to every later
+ * request to the same address: each retry would time out on it again. Shutting the
+ * transport down takes it out of the manager, so the next request opens a new connection;
+ * it is destroyed once its last user lets go of it. ---- */
+
+/* The transport a client registration last used (NULL when none). pjsip_regc_get_info
+ * returns it together with strings the caller does not need; the regc holds a reference to
+ * it for as long as the regc lives (inside the registration callback: all through it). */
+static inline pjsip_transport *cpj_regc_last_transport(pjsip_regc *regc) {
+    pjsip_regc_info info;
+    if (!regc || pjsip_regc_get_info(regc, &info) != PJ_SUCCESS) return NULL;
+    return info.transport;
+}
+
+/* Shuts down `tp` when it is connection-oriented and not already shutting down; returns
+ * PJ_TRUE when it did. A datagram transport has no flow to replace and is left alone. */
+static inline pj_bool_t cpj_shutdown_failed_flow(pjsip_transport *tp, const char *why) {
+    if (!tp || !(tp->flag & PJSIP_TRANSPORT_RELIABLE) || tp->is_shutdown || tp->is_destroying) return PJ_FALSE;
+    PJ_LOG(3, ("swiftpjsua", "%s: %s: shutting the flow down so that the next request opens a new one",
+               tp->obj_name, why ? why : "failed"));
+    return pjsip_transport_shutdown(tp) == PJ_SUCCESS;
+}
+
 #endif

@@ -142,6 +142,10 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
         } else {
             .unregistered
         }
+    if let regInfo, case .failed = outcome {
+        // Before pjsua's retry (scheduled for later) picks the same dead connection again.
+        Native.replaceFlowAfterUnansweredRegister(regInfo, statusCode: code)
+    }
     // A registration callback of an account removed meanwhile has nobody to tell.
     guard let account = Handles.account(accountSlot) else { return }
     bridge.accountRecords.record(outcome, of: account)

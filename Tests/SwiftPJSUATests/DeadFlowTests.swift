@@ -1,0 +1,81 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+/// RFC 5626 §4.4-4.5: a TCP or TLS flow to the registrar that dies silently (a NAT or
+/// firewall forgot it; new connections still work) is detected by the REGISTER that gets no
+/// response, and replaced by a new connection for the retry.
+extension EngineTests {
+    @Test(
+        "A registrar behind a relay that silently drops the flow: 408, then registered again on a new connection within two retry intervals",
+        arguments: [TransportType.tcp, .tls])
+    func deadFlowIsReplaced(_ type: TransportType) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let certificates = type == .tls ? try await TestCertificates.make(in: folder) : nil
+        let kamailio = try await Kamailio.start(
+            folder: folder,
+            tls: certificates.map { .init(certificate: $0.serverCertificate, privateKey: $0.serverKey) })
+        defer { kamailio.stop() }
+        let relay = try await TCPRelay.start(folder: folder, targetPort: kamailio.tlsPort ?? kamailio.port)
+        defer { relay.stop() }
+
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        // A REGISTER without a response fails after 64 × T1 = 3.2 s.
+        let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
+        try await engine.start(Configuration(
+            transports: [TransportConfiguration(
+                type: type, bindAddress: "127.0.0.1", port: 0,
+                tls: TLSConfiguration(caFile: certificates?.caCertificate.path))],
+            timers: timers))
+        do {
+            let transport = try #require(try await engine.transports().first)
+            let interval = Duration.seconds(2)
+            let registrar = "sip:127.0.0.1:\(relay.port);transport=\(type == .tls ? "tls" : "tcp")"
+            let alice = try await engine.addAccount(Self.account(
+                "alice", at: kamailio, transport: transport.transport, registrar: registrar,
+                expiry: .seconds(60), retry: interval))
+            try await log.first("registered through the relay") { $0.isRegistration(of: alice, active: true) }
+            #expect(relay.acceptedConnections == 1, "\(relay.output)")
+
+            // The relay forgets the flow; the next REGISTER (a refresh) goes into the void.
+            #expect(try relay.blackhole() == 1)
+            let mark = log.events.count
+            try await engine.setRegistration(alice, renew: true)
+            let failure = try await log.first("the refresh to fail", timeout: timers.transactionTimeout + .seconds(5)) {
+                if case .failed? = $0.registrationOutcome(of: alice) { return true }
+                return false
+            }
+            let failedAt = ContinuousClock.now
+            #expect(log.events.firstIndex(of: failure).map { $0 >= mark } == true)
+            guard case .failed(let code, let reason)? = failure.registrationOutcome(of: alice) else { return }
+            #expect(code == 408, "\(code) \(reason)")
+            #expect(relay.droppedClientBytes > 0, "the refresh went out on the dead flow\n\(relay.output)")
+
+            // pjsua retries after the interval: it must register on a new connection, not
+            // time out again on the dead one.
+            let events = try await log.wait("registered again", timeout: interval * 2) { events in
+                guard let index = events.firstIndex(of: failure) else { return false }
+                return events[(index + 1)...].contains { $0.isRegistration(of: alice, active: true) }
+            }
+            let backAfter = ContinuousClock.now - failedAt
+            #expect(backAfter <= interval * 2, "registered again \(backAfter) after the failure")
+            let back = events.last { $0.isRegistration(of: alice, active: true) }
+            #expect(back?.registrationOutcome(of: alice) == .registered(expiration: .seconds(60)))
+            #expect(relay.acceptedConnections == 2, "\(relay.output)")
+            #expect(try await engine.accountInfo(alice).isRegistered)
+
+            // Kamailio saw the last REGISTER arrive on another connection than the first.
+            let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "alice" }
+            #expect(Set(registers.map(\.source)).count == 2, "\(registers)")
+            #expect(registers.first?.source != registers.last?.source, "\(registers)")
+            #expect(registers.allSatisfy { $0.transport == (type == .tls ? "tls" : "tcp") }, "\(registers)")
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+        await engine.shutdown()
+    }
+}
