@@ -43,6 +43,7 @@ extension EngineTests {
             // The relay forgets the flow; the next REGISTER (a refresh) goes into the void.
             #expect(try relay.blackhole() == 1)
             let mark = log.events.count
+            let refreshedAt = ContinuousClock.now
             try await engine.setRegistration(alice, renew: true)
             let failure = try await log.first("the refresh to fail", timeout: timers.transactionTimeout + .seconds(5)) {
                 if case .failed? = $0.registrationOutcome(of: alice) { return true }
@@ -61,7 +62,10 @@ extension EngineTests {
                 return events[(index + 1)...].contains { $0.isRegistration(of: alice, active: true) }
             }
             let backAfter = ContinuousClock.now - failedAt
+            // pjsua's retry at the interval, on a new connection: not sooner, not a second timeout later.
+            #expect(backAfter >= interval - .milliseconds(300), "registered again \(backAfter) after the failure")
             #expect(backAfter <= interval * 2, "registered again \(backAfter) after the failure")
+            print("dead flow (\(type)): failed \(failedAt - refreshedAt) after the refresh, registered again \(backAfter) after the failure")
             let back = events.last { $0.isRegistration(of: alice, active: true) }
             #expect(back?.registrationOutcome(of: alice) == .registered(expiration: .seconds(60)))
             #expect(relay.acceptedConnections == 2, "\(relay.output)")
