@@ -481,4 +481,15 @@ static inline pj_bool_t cpj_shutdown_failed_flow(pjsip_transport *tp, const char
     return pjsip_transport_shutdown(tp) == PJ_SUCCESS;
 }
 
+/* The transport of a request we sent that timed out with no response at all (a client
+ * transaction ended by its timer B or F), else NULL. The transaction holds it while its
+ * state callbacks run. A transport error is not a silent death: pjsip's TCP and TLS
+ * transports shut themselves down on it. */
+static inline pjsip_transport *cpj_tsx_unanswered_transport(const pjsip_transaction *tsx, const pjsip_event *e) {
+    if (!tsx || !e || tsx->role != PJSIP_ROLE_UAC || tsx->state != PJSIP_TSX_STATE_TERMINATED) return NULL;
+    if (tsx->status_code != PJSIP_SC_TSX_TIMEOUT || e->type != PJSIP_EVENT_TSX_STATE ||
+        e->body.tsx_state.type != PJSIP_EVENT_TIMER) return NULL;
+    return tsx->transport;
+}
+
 #endif

@@ -19,13 +19,17 @@ public final class TCPRelay: Sendable {
     }
 
     /// Starts the relay towards `127.0.0.1:targetPort` and waits until it listens.
+    /// - Parameters:
+    ///   - port: the port to accept on (a peer that must name the relay in its messages
+    ///     needs it first); any free one when `nil`.
     /// - Throws: ``TimedOut`` when it has not printed its ports within 10 s.
-    public static func start(folder: TemporaryFolder, targetPort: UInt16, name: String = "tcp-relay") async throws
-        -> TCPRelay
-    {
+    public static func start(
+        folder: TemporaryFolder, targetPort: UInt16, port: UInt16? = nil, name: String = "tcp-relay"
+    ) async throws -> TCPRelay {
         let script = Repository.root.appendingPathComponent("Tests/Peers/tcp_relay.py").path
         let process = try PeerProcess(
-            name, executable: "/usr/bin/python3", arguments: ["-u", script, "--target", "127.0.0.1:\(targetPort)"],
+            name, executable: "/usr/bin/python3",
+            arguments: ["-u", script, "--target", "127.0.0.1:\(targetPort)", "--port", String(port ?? 0)],
             folder: folder)
         do {
             try await process.waitForOutput(containing: "\n", timeout: .seconds(10))

@@ -45,12 +45,13 @@ class Flow:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--target", required=True, help="host:port to forward to")
+    parser.add_argument("--port", type=int, default=0, help="port to accept on (0: any free one)")
     args = parser.parse_args()
     target_host, target_port = args.target.rsplit(":", 1)
     target = (target_host, int(target_port))
 
     selector = selectors.DefaultSelector()
-    listener = socket.create_server(("127.0.0.1", 0))
+    listener = socket.create_server(("127.0.0.1", args.port))
     control = socket.create_server(("127.0.0.1", 0))
     for sock in (listener, control):
         sock.setblocking(False)

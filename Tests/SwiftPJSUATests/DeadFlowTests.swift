@@ -82,4 +82,56 @@ extension EngineTests {
         }
         await engine.shutdown()
     }
+    @Test("A call's re-INVITE that times out on a dead TCP flow retires the connection: the next call opens a new one")
+    func deadCallFlowIsReplaced() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // The relay's port goes into sipp's Contact, so it is chosen before either starts.
+        let relayPort = FreePort.tcpAndUDP()
+        let sipp = try await Sipp.start(
+            scenario: "uas_tcp_behind_relay.xml", calls: 2, extra: ["-t", "t1", "-key", "relay_port", String(relayPort)],
+            folder: folder)
+        defer { sipp.stop() }
+        let relay = try await TCPRelay.start(folder: folder, targetPort: sipp.port, port: relayPort)
+        defer { relay.stop() }
+
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        // A request without a response fails after 64 × T1 = 3.2 s.
+        let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
+        try await engine.start(Configuration(
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], timers: timers))
+        do {
+            let transport = try #require(try await engine.transports().first)
+            let account = try await engine.addLocalAccount(on: transport.transport)
+            let target = "sip:service@127.0.0.1:\(relayPort);transport=tcp"
+            let first = try await engine.makeCall(to: target, from: account)
+            try await log.first("the first call confirmed") { $0.isState(.confirmed, of: first) }
+            #expect(try relay.blackhole() == 1)
+
+            // The hold re-INVITE goes into the void and times out; pjsip ends the call (its
+            // BYE, sent at once, takes the old connection too and times out as well).
+            try await engine.setHold(first)
+            let ended = try await log.first("the first call to end", timeout: timers.transactionTimeout * 2 + .seconds(5)) {
+                $0.isState(.disconnected, of: first)
+            }
+            guard case .callState(_, _, _, let lastStatus, _) = ended else { return }
+            #expect(lastStatus == 408, "\(ended)")
+            #expect(relay.droppedClientBytes > 0, "the re-INVITE went out on the dead flow\n\(relay.output)")
+
+            // The next call to the same address must not take the dead connection.
+            let second = try await engine.makeCall(to: target, from: account)
+            let outcome = try await log.first("the second call confirmed or ended", timeout: timers.transactionTimeout + .seconds(5)) {
+                $0.isState(.confirmed, of: second) || $0.isState(.disconnected, of: second)
+            }
+            #expect(outcome.isState(.confirmed, of: second), "\(outcome)\n\(relay.output)")
+            #expect(relay.acceptedConnections == 2, "\(relay.output)")
+            let result = try await sipp.finish(timeout: .seconds(10))
+            #expect(result.successfulCalls == 2, "\(result)")
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+        await engine.shutdown()
+    }
 }

@@ -29,3 +29,23 @@ extension Native {
         return cpj_shutdown_failed_flow(transport, "REGISTER got no response") != 0
     }
 }
+
+extension Native {
+    /// After a request of a call got no response at all on a TCP or TLS connection (its
+    /// client transaction timed out: an INVITE, re-INVITE, UPDATE, BYE, INFO…), shuts that
+    /// connection down so that the next request to that address opens a new one.
+    ///
+    /// pjsip itself ends the call on such a timeout (a re-INVITE or UPDATE that timed out is
+    /// followed by a BYE, sent before this runs, on the old connection) but keeps the
+    /// connection: every later call to the same proxy or peer would time out on it too.
+    /// Runs in pjsua's `on_call_tsx_state`, where the transaction and its transport are
+    /// alive. Wraps `pjsip_transport_shutdown`.
+    /// - Returns: whether a connection was shut down.
+    @discardableResult
+    static func replaceFlowAfterUnansweredRequest(
+        _ transaction: UnsafeMutablePointer<pjsip_transaction>?, _ event: UnsafeMutablePointer<pjsip_event>?
+    ) -> Bool {
+        guard let transport = cpj_tsx_unanswered_transport(transaction, event) else { return false }
+        return cpj_shutdown_failed_flow(transport, "a request of a call got no response") != 0
+    }
+}
