@@ -3,12 +3,15 @@ import PJSUATestSupport
 import SwiftPJSUA
 import Testing
 
-/// RFC 5626 §4.4-4.5: a TCP or TLS flow to the registrar that dies silently (a NAT or
-/// firewall forgot it; new connections still work) is detected by the REGISTER that gets no
-/// response, and replaced by a new connection for the retry.
+/// RFC 5626 §4.4-4.5: a TCP or TLS flow that dies silently (a NAT or firewall forgot it; new
+/// connections still work) is detected by a request that gets no response — a REGISTER, or a
+/// request of a call — and replaced by a new connection for the next request.
 extension EngineTests {
     @Test(
-        "A registrar behind a relay that silently drops the flow: 408, then registered again on a new connection within two retry intervals",
+        """
+        A registrar behind a relay that silently drops the flow: 408, then registered again on a new connection \
+        within two retry intervals
+        """,
         arguments: [TransportType.tcp, .tls])
     func deadFlowIsReplaced(_ type: TransportType) async throws {
         let folder = try TemporaryFolder()
@@ -65,7 +68,9 @@ extension EngineTests {
             // pjsua's retry at the interval, on a new connection: not sooner, not a second timeout later.
             #expect(backAfter >= interval - .milliseconds(300), "registered again \(backAfter) after the failure")
             #expect(backAfter <= interval * 2, "registered again \(backAfter) after the failure")
-            print("dead flow (\(type)): failed \(failedAt - refreshedAt) after the refresh, registered again \(backAfter) after the failure")
+            print(
+                "dead flow (\(type)): failed \(failedAt - refreshedAt) after the refresh,",
+                "registered again \(backAfter) after the failure")
             let back = events.last { $0.isRegistration(of: alice, active: true) }
             #expect(back?.registrationOutcome(of: alice) == .registered(expiration: .seconds(60)))
             #expect(relay.acceptedConnections == 2, "\(relay.output)")
@@ -82,6 +87,7 @@ extension EngineTests {
         }
         await engine.shutdown()
     }
+
     @Test("A call's re-INVITE that times out on a dead TCP flow retires the connection: the next call opens a new one")
     func deadCallFlowIsReplaced() async throws {
         let folder = try TemporaryFolder()
@@ -89,8 +95,8 @@ extension EngineTests {
         // The relay's port goes into sipp's Contact, so it is chosen before either starts.
         let relayPort = FreePort.tcpAndUDP()
         let sipp = try await Sipp.start(
-            scenario: "uas_tcp_behind_relay.xml", calls: 2, extra: ["-t", "t1", "-key", "relay_port", String(relayPort)],
-            folder: folder)
+            scenario: "uas_tcp_behind_relay.xml", calls: 2,
+            extra: ["-t", "t1", "-key", "relay_port", String(relayPort)], folder: folder)
         defer { sipp.stop() }
         let relay = try await TCPRelay.start(folder: folder, targetPort: sipp.port, port: relayPort)
         defer { relay.stop() }
@@ -112,7 +118,9 @@ extension EngineTests {
             // The hold re-INVITE goes into the void and times out; pjsip ends the call (its
             // BYE, sent at once, takes the old connection too and times out as well).
             try await engine.setHold(first)
-            let ended = try await log.first("the first call to end", timeout: timers.transactionTimeout * 2 + .seconds(5)) {
+            let ended = try await log.first(
+                "the first call to end", timeout: timers.transactionTimeout * 2 + .seconds(5)
+            ) {
                 $0.isState(.disconnected, of: first)
             }
             guard case .callState(_, _, _, let lastStatus, _) = ended else { return }
@@ -121,7 +129,9 @@ extension EngineTests {
 
             // The next call to the same address must not take the dead connection.
             let second = try await engine.makeCall(to: target, from: account)
-            let outcome = try await log.first("the second call confirmed or ended", timeout: timers.transactionTimeout + .seconds(5)) {
+            let outcome = try await log.first(
+                "the second call confirmed or ended", timeout: timers.transactionTimeout + .seconds(5)
+            ) {
                 $0.isState(.confirmed, of: second) || $0.isState(.disconnected, of: second)
             }
             #expect(outcome.isState(.confirmed, of: second), "\(outcome)\n\(relay.output)")
