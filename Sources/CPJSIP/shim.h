@@ -492,4 +492,79 @@ static inline pjsip_transport *cpj_tsx_unanswered_transport(const pjsip_transact
     return tsx->transport;
 }
 
+/* RFC 5626 §4.4.1 CRLF keep-alive on an account's registration flow: the ping is CRLF CRLF
+ * on the connection; the registrar's pong (CRLF), like any other data that arrives, moves
+ * the transport's last_recv_ts, which pjsip keeps for every transport (pjsip drops the pong
+ * itself before anything else can see it). Both functions take pjsua's lock, under which
+ * the account's regc, and the transport it holds, stay alive. */
+
+#define CPJ_FLOW_FAILED 0 /* nothing arrived since the ping: the flow was shut down */
+#define CPJ_FLOW_ALIVE 1  /* something arrived since the ping (last, a message) */
+#define CPJ_FLOW_GONE 2   /* the account registers over another flow now, or none */
+#define CPJ_FLOW_PONG 3   /* something arrived since the ping, last a bare CRLF: a pong */
+#define CPJ_FLOW_SILENT 4 /* nothing arrived, and the caller did not allow a shutdown */
+
+/* The TCP or TLS transport the account's registration last used, when still in service.
+ * Call with pjsua's lock held. */
+static inline pjsip_transport *cpj_acc_flow_locked(pjsua_acc_id acc_id) {
+    pjsip_transport *tp;
+    if (acc_id < 0 || acc_id >= (pjsua_acc_id)PJ_ARRAY_SIZE(pjsua_var.acc)) return NULL;
+    if (!pjsua_var.acc[acc_id].valid || !pjsua_var.acc[acc_id].regc) return NULL;
+    tp = cpj_regc_last_transport(pjsua_var.acc[acc_id].regc);
+    if (!tp || !(tp->flag & PJSIP_TRANSPORT_RELIABLE) || tp->is_shutdown || tp->is_destroying) return NULL;
+    return tp;
+}
+
+/* Sends a ping on the account's registration flow; stores when in *sent_at. Returns the
+ * flow's identity (the transport's address, only ever compared afterwards), or 0 when the
+ * account has no TCP or TLS flow now or the send failed. */
+static inline pj_size_t cpj_acc_flow_ping(pjsua_acc_id acc_id, pj_uint64_t *sent_at) {
+    static const char ping[] = "\r\n\r\n";
+    pjsip_transport *tp;
+    pjsip_tpselector sel;
+    pj_timestamp now;
+    pj_status_t status;
+    pj_size_t flow = 0;
+    PJSUA_LOCK();
+    tp = cpj_acc_flow_locked(acc_id);
+    if (tp) {
+        pj_bzero(&sel, sizeof(sel));
+        sel.type = PJSIP_TPSELECTOR_TRANSPORT;
+        sel.u.transport = tp;
+        pj_get_timestamp(&now);
+        status = pjsip_tpmgr_send_raw(pjsip_endpt_get_tpmgr(pjsua_get_pjsip_endpt()),
+                                      (pjsip_transport_type_e)tp->key.type, &sel, NULL, ping, 4,
+                                      &tp->key.rem_addr, tp->addr_len, NULL, NULL);
+        if (status == PJ_SUCCESS || status == PJ_EPENDING) {
+            *sent_at = now.u64;
+            flow = (pj_size_t)tp;
+        }
+    }
+    PJSUA_UNLOCK();
+    return flow;
+}
+
+/* Judges the flow pinged at sent_at: CPJ_FLOW_PONG, CPJ_FLOW_ALIVE or CPJ_FLOW_GONE; when
+ * nothing arrived, CPJ_FLOW_FAILED after shutting the flow down if may_shut (the caller then
+ * registers again, on a new connection), else CPJ_FLOW_SILENT. pjsip records the length of
+ * the last packet received (last_recv_len): 2 is the CRLF of a pong. */
+static inline int cpj_acc_flow_check(pjsua_acc_id acc_id, pj_size_t flow, pj_uint64_t sent_at, pj_bool_t may_shut) {
+    pjsip_transport *tp;
+    int result = CPJ_FLOW_GONE;
+    PJSUA_LOCK();
+    tp = cpj_acc_flow_locked(acc_id);
+    if (tp && (pj_size_t)tp == flow) {
+        if (tp->last_recv_ts.u64 > sent_at) {
+            result = tp->last_recv_len == 2 ? CPJ_FLOW_PONG : CPJ_FLOW_ALIVE;
+        } else if (may_shut) {
+            cpj_shutdown_failed_flow(tp, "no pong to the keep-alive ping");
+            result = CPJ_FLOW_FAILED;
+        } else {
+            result = CPJ_FLOW_SILENT;
+        }
+    }
+    PJSUA_UNLOCK();
+    return result;
+}
+
 #endif

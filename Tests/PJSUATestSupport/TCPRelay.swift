@@ -22,14 +22,18 @@ public final class TCPRelay: Sendable {
     /// - Parameters:
     ///   - port: the port to accept on (a peer that must name the relay in its messages
     ///     needs it first); any free one when `nil`.
+    ///   - swallowingPongs: drop blank-line packets coming back from the target, as if it
+    ///     did not answer RFC 5626 keep-alive pings.
     /// - Throws: ``TimedOut`` when it has not printed its ports within 10 s.
     public static func start(
-        folder: TemporaryFolder, targetPort: UInt16, port: UInt16? = nil, name: String = "tcp-relay"
+        folder: TemporaryFolder, targetPort: UInt16, port: UInt16? = nil, swallowingPongs: Bool = false,
+        name: String = "tcp-relay"
     ) async throws -> TCPRelay {
         let script = Repository.root.appendingPathComponent("Tests/Peers/tcp_relay.py").path
         let process = try PeerProcess(
             name, executable: "/usr/bin/python3",
-            arguments: ["-u", script, "--target", "127.0.0.1:\(targetPort)", "--port", String(port ?? 0)],
+            arguments: ["-u", script, "--target", "127.0.0.1:\(targetPort)", "--port", String(port ?? 0)]
+                + (swallowingPongs ? ["--swallow-pongs"] : []),
             folder: folder)
         do {
             try await process.waitForOutput(containing: "\n", timeout: .seconds(10))
@@ -70,6 +74,26 @@ public final class TCPRelay: Sendable {
             let fields = line.split(separator: " ")
             guard fields.count == 6, fields[0] == "dropped", fields[5] == "client" else { return total }
             return total + (Int(fields[2]) ?? 0)
+        }
+    }
+
+    /// How many blank-line packets (RFC 5626 keep-alive pings or pongs, seen in clear text
+    /// over TCP) the relay forwarded from `side` (`client` or `upstream`).
+    public func forwardedCRLF(from side: String) -> Int {
+        process.output.split(whereSeparator: \.isNewline).filter {
+            $0.hasPrefix("crlf ") && $0.hasSuffix(" from \(side)")
+        }.count
+    }
+
+    /// Waits until the relay has forwarded `count` blank-line packets from `side`.
+    /// - Throws: ``TimedOut`` when `timeout` passes first.
+    public func waitForCRLF(from side: String, count: Int, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while forwardedCRLF(from: side) < count {
+            guard ContinuousClock.now < deadline else {
+                throw TimedOut(what: "\(count) keep-alive packets from the \(side) side", seen: [output])
+            }
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 

@@ -13,6 +13,8 @@ Prints, flushed, one line per event:
     upstream-closed <n> / client-closed <n>
     blackholed <count> open connection(s)
     dropped <n> <bytes> bytes from client|upstream
+    crlf <n> <bytes> bytes from client|upstream   (forwarded keep-alive ping or pong)
+    swallowed <n> <bytes> bytes from upstream     (a pong dropped, with --swallow-pongs)
 Control commands (one per line, each answered with one line):
     blackhole     -> "blackholed <count>"
     connections   -> "connections <accepted so far>"
@@ -46,6 +48,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--target", required=True, help="host:port to forward to")
     parser.add_argument("--port", type=int, default=0, help="port to accept on (0: any free one)")
+    parser.add_argument("--swallow-pongs", action="store_true",
+                        help="drop blank-line packets from upstream: a registrar without RFC 5626 pongs")
     args = parser.parse_args()
     target_host, target_port = args.target.rsplit(":", 1)
     target = (target_host, int(target_port))
@@ -139,6 +143,12 @@ def main():
                 if flow.dead:
                     say(f"dropped {flow.number} {len(data)} bytes from {flow.side(sock)}")
                     continue
+                if not data.strip(b"\r\n"):
+                    # Blank lines only: an RFC 5626 keep-alive ping (CRLF CRLF) or pong (CRLF).
+                    if args.swallow_pongs and sock is flow.upstream:
+                        say(f"swallowed {flow.number} {len(data)} bytes from upstream")
+                        continue
+                    say(f"crlf {flow.number} {len(data)} bytes from {flow.side(sock)}")
                 try:
                     flow.peer(sock).sendall(data)
                 except OSError:

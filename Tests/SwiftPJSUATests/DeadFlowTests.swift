@@ -144,4 +144,99 @@ extension EngineTests {
         }
         await engine.shutdown()
     }
+
+    @Test("Flow keep-alive: pongs keep the flow; a relay that drops it silently is noticed without a REGISTER timing out")
+    func flowKeepAliveReplacesDeadFlow() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let kamailio = try await Kamailio.start(folder: folder)
+        defer { kamailio.stop() }
+        let relay = try await TCPRelay.start(folder: folder, targetPort: kamailio.port)
+        defer { relay.stop() }
+
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        try await engine.start(Configuration(
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]))
+        do {
+            let transport = try #require(try await engine.transports().first)
+            let interval = Duration.seconds(1)
+            // A refresh far away: only the keep-alive can notice the dead flow in test time.
+            var configuration = Self.account(
+                "alice", at: kamailio, transport: transport.transport,
+                registrar: "sip:127.0.0.1:\(relay.port);transport=tcp", expiry: .seconds(600), retry: .seconds(2))
+            configuration.flowKeepAliveInterval = interval
+            let alice = try await engine.addAccount(configuration)
+            try await log.first("registered through the relay") { $0.isRegistration(of: alice, active: true) }
+
+            // Pings go out and Kamailio's pongs come back: the flow stays.
+            try await relay.waitForCRLF(from: "upstream", count: 3, timeout: .seconds(10))
+            #expect(relay.forwardedCRLF(from: "client") >= 3)
+            #expect(relay.acceptedConnections == 1, "\(relay.output)")
+            let registrations = log.events.filter { $0.isRegistration(of: alice) }
+            #expect(registrations.count == 1, "\(registrations)")
+
+            let mark = log.events.count
+            let blackholedAt = ContinuousClock.now
+            #expect(try relay.blackhole() == 1)
+            // The next ping gets no pong: within one interval plus the pong wait (1 s + 1 s),
+            // the account registers again on a new connection.
+            let events = try await log.wait("registered again", timeout: interval * 2 + .seconds(3)) { events in
+                events.count > mark && events[mark...].contains { $0.isRegistration(of: alice, active: true) }
+            }
+            let backAfter = ContinuousClock.now - blackholedAt
+            #expect(backAfter <= interval * 2 + .seconds(1), "registered again \(backAfter) after the blackhole")
+            let failures = events[mark...].filter {
+                if case .failed? = $0.registrationOutcome(of: alice) { return true }
+                return false
+            }
+            #expect(failures.isEmpty, "\(failures)")
+            #expect(relay.acceptedConnections == 2, "\(relay.output)")
+            #expect(relay.droppedClientBytes > 0, "the unanswered ping went into the dead flow\n\(relay.output)")
+            let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "alice" }
+            #expect(Set(registers.map(\.source)).count == 2, "\(registers)")
+            print("flow keep-alive: registered again \(backAfter) after the blackhole")
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+        await engine.shutdown()
+    }
+
+    @Test("Flow keep-alive against a registrar that never answers pings: the flow is kept")
+    func flowKeepAliveWithoutPongsKeepsFlow() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let kamailio = try await Kamailio.start(folder: folder)
+        defer { kamailio.stop() }
+        let relay = try await TCPRelay.start(folder: folder, targetPort: kamailio.port, swallowingPongs: true)
+        defer { relay.stop() }
+
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        try await engine.start(Configuration(
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]))
+        do {
+            let transport = try #require(try await engine.transports().first)
+            var configuration = Self.account(
+                "alice", at: kamailio, transport: transport.transport,
+                registrar: "sip:127.0.0.1:\(relay.port);transport=tcp", expiry: .seconds(600), retry: .seconds(2))
+            configuration.flowKeepAliveInterval = .seconds(1)
+            let alice = try await engine.addAccount(configuration)
+            try await log.first("registered through the relay") { $0.isRegistration(of: alice, active: true) }
+
+            // Four pings, none answered: silence from a registrar that never answered one
+            // proves nothing, so the flow and the registration stay.
+            try await relay.waitForCRLF(from: "client", count: 4, timeout: .seconds(10))
+            #expect(relay.output.contains("swallowed "), "\(relay.output)")
+            #expect(relay.acceptedConnections == 1, "\(relay.output)")
+            let registrations = log.events.filter { $0.isRegistration(of: alice) }
+            #expect(registrations.count == 1, "\(registrations)")
+            #expect(try await engine.accountInfo(alice).isRegistered)
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+        await engine.shutdown()
+    }
 }

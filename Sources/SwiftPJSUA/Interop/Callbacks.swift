@@ -149,6 +149,7 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
     // A registration callback of an account removed meanwhile has nobody to tell.
     guard let account = Handles.account(accountSlot) else { return }
     bridge.accountRecords.record(outcome, of: account)
+    if outcome.isRegistered { bridge.accountRecords.startFlowKeepAlive(account) }
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)
     }
