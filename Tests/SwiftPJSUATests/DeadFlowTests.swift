@@ -145,7 +145,7 @@ extension EngineTests {
         await engine.shutdown()
     }
 
-    @Test("Flow keep-alive: pongs keep the flow; a relay that drops it silently is noticed without a REGISTER timing out")
+    @Test("Flow keep-alive: pongs keep the flow; a silently dropped flow is noticed without a REGISTER timing out")
     func flowKeepAliveReplacesDeadFlow() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -2,8 +2,8 @@ import CPJSIP
 
 
 /// What the engine keeps about each account: the configuration it was added with, whether
-/// the app wants it registered, and the retry of registrations whose authentication was
-/// rejected (401, 403, 407).
+/// the app wants it registered, the retry of registrations whose authentication was
+/// rejected (401, 403, 407), and the RFC 5626 keep-alive loop on its registration flow.
 ///
 /// pjsua retries a failed registration by itself only after temporary failures (timeouts,
 /// 5xx, 6xx). A rejected password may be fixed on the server, so the engine retries those
@@ -122,8 +122,9 @@ extension AccountRecords {
 
     /// One step of the loop, on the engine thread: send a ping, or judge the last one. Once
     /// the registrar has answered a ping, a flow without a pong is shut down (in the shim)
-    /// and the account registers again, which opens a new connection. Stops when the account is gone, unwanted, or no longer asks
-    /// for keep-alive. Returns the delay to the next step, or `nil` to stop.
+    /// and the account registers again, which opens a new connection. Stops when the
+    /// account is gone, unwanted, or no longer asks for keep-alive. Returns the delay to the
+    /// next step, or `nil` to stop.
     fileprivate func keepAliveStep(generation: UInt64) -> Duration? {
         guard let policy = policies.withLock({ $0[generation] }) else { return nil }
         let interval = Self.keepAliveInterval(policy.configuration)
