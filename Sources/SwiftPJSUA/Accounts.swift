@@ -172,6 +172,16 @@ public struct AccountConfiguration: Sendable, Hashable {
     public var push: PushConfiguration?
     /// Make this the account for requests no other account matches.
     public var isDefault: Bool
+    /// RFC 5626 §4.4.1 keep-alive on the TCP or TLS connection the account registered over:
+    /// this often the engine sends a CRLF CRLF ping on it, and when nothing comes back (no
+    /// pong, no message) within 10 s, or within this interval when it is shorter, it shuts
+    /// the connection down and registers again on a new one — once the registrar has
+    /// answered a ping with a pong (a registrar without RFC 5626 never does, and its
+    /// silence proves nothing). `.zero` (the default) or a negative value sends no pings; a
+    /// dead connection is then noticed by the next request that gets no response. No effect
+    /// over UDP. At least 1 s and at most a day (shorter or longer values count as 1 s or a
+    /// day).
+    public var flowKeepAliveInterval: Duration = .zero
 
     /// Creates an account configuration; only the identity is required.
     public init(

@@ -114,6 +114,12 @@ public enum FreePort {
         return false
     }
 
+    /// Whether a TCP port on 127.0.0.1 is bound by some process (a listener, for instance).
+    public static func isTCPBound(_ port: UInt16) -> Bool {
+        if case .failure(let error) = bindIPv4(port, type: SOCK_STREAM) { return error.code == EADDRINUSE }
+        return false
+    }
+
     struct BindError: Error {
         let code: Int32
     }

@@ -88,7 +88,8 @@ public final class Sipp: Sendable {
     /// Readiness probe: sipp has bound its port (or already exited, e.g. a short UAC run).
     private func waitUntilBound() async throws {
         let deadline = ContinuousClock.now + .seconds(10)
-        while !FreePort.isUDPBound(port) {
+        // Over TCP (`-t t1`) sipp binds a TCP port only.
+        while !FreePort.isUDPBound(port) && !FreePort.isTCPBound(port) {
             if process.exitStatus != nil { return }
             guard ContinuousClock.now < deadline else {
                 process.stop()

@@ -2,8 +2,8 @@ import CPJSIP
 
 
 /// What the engine keeps about each account: the configuration it was added with, whether
-/// the app wants it registered, and the retry of registrations whose authentication was
-/// rejected (401, 403, 407).
+/// the app wants it registered, the retry of registrations whose authentication was
+/// rejected (401, 403, 407), and the RFC 5626 keep-alive loop on its registration flow.
 ///
 /// pjsua retries a failed registration by itself only after temporary failures (timeouts,
 /// 5xx, 6xx). A rejected password may be fixed on the server, so the engine retries those
@@ -18,6 +18,14 @@ final class AccountRecords: Sendable {
         var wanted: Bool
         /// How the last REGISTER ended.
         var lastOutcome: RegistrationOutcome?
+        /// The keep-alive loop runs (one timer at a time).
+        var keepAliveRunning = false
+        /// The ping awaiting its pong: the flow it went out on and when (pjlib timestamp).
+        var pendingPing: (flow: Int, sentAt: UInt64)?
+        /// The registrar has answered a ping with a pong: it supports RFC 5626 keep-alive, so
+        /// a ping without an answer means a dead flow. Until then an unanswered ping proves
+        /// nothing (a registrar without RFC 5626 never answers) and shuts nothing down.
+        var pongSeen = false
     }
 
     private let policies = Protected<[UInt64: Policy]>([:])
@@ -25,9 +33,15 @@ final class AccountRecords: Sendable {
     /// Records the account's configuration and whether it should be registered.
     func configure(_ account: Account, configuration: AccountConfiguration, wantsRegistration: Bool) {
         policies.withLock {
-            let last = $0[account.generation]?.lastOutcome
-            $0[account.generation] = Policy(
-                account: account, configuration: configuration, wanted: wantsRegistration, lastOutcome: last)
+            let previous = $0[account.generation]
+            var policy = Policy(
+                account: account, configuration: configuration, wanted: wantsRegistration,
+                lastOutcome: previous?.lastOutcome)
+            policy.keepAliveRunning = previous?.keepAliveRunning ?? false
+            policy.pendingPing = previous?.pendingPing
+            // Another registrar has still to show that it answers pings.
+            policy.pongSeen = previous?.configuration.registrar == configuration.registrar && previous?.pongSeen == true
+            $0[account.generation] = policy
         }
     }
 
@@ -70,6 +84,87 @@ final class AccountRecords: Sendable {
         policies.withLock { policies in
             guard let policy = policies[generation], policy.wanted else { return nil }
             return policy.account
+        }
+    }
+}
+
+// MARK: Flow keep-alive (RFC 5626 §4.4.1)
+
+extension AccountRecords {
+    /// Starts the account's keep-alive loop if its configuration asks for one and it is not
+    /// running yet. Runs inside pjsua's registration callback, after a successful REGISTER.
+    func startFlowKeepAlive(_ account: Account) {
+        let start = policies.withLock { policies -> Duration? in
+            guard var policy = policies[account.generation], policy.wanted, !policy.keepAliveRunning,
+                  policy.configuration.flowKeepAliveInterval > .zero else { return nil }
+            policy.keepAliveRunning = true
+            policy.pendingPing = nil
+            policies[account.generation] = policy
+            return Self.keepAliveInterval(policy.configuration)
+        }
+        if let start { Self.scheduleKeepAlive(account.generation, after: start) }
+    }
+
+    /// The interval clamped to 1 s ... 1 day.
+    fileprivate static func keepAliveInterval(_ configuration: AccountConfiguration) -> Duration {
+        min(max(configuration.flowKeepAliveInterval, .seconds(1)), .seconds(86_400))
+    }
+
+    /// How long a ping waits for its pong: 10 s (RFC 5626 §4.4.1), or the interval when shorter.
+    fileprivate static func pongWait(_ interval: Duration) -> Duration { min(interval, .seconds(10)) }
+
+    fileprivate static func scheduleKeepAlive(_ generation: UInt64, after delay: Duration) {
+        let token = UnsafeMutableRawPointer(bitPattern: UInt(generation))
+        _ = cpj_schedule_timer(
+            { token in keepAliveFired(UInt64(UInt(bitPattern: token))) },
+            token, UInt32(clamping: delay.milliseconds))
+    }
+
+    /// One step of the loop, on the engine thread: send a ping, or judge the last one. Once
+    /// the registrar has answered a ping, a flow without a pong is shut down (in the shim)
+    /// and the account registers again, which opens a new connection. Stops when the
+    /// account is gone, unwanted, or no longer asks for keep-alive. Returns the delay to the
+    /// next step, or `nil` to stop.
+    fileprivate func keepAliveStep(generation: UInt64) -> Duration? {
+        guard let policy = policies.withLock({ $0[generation] }) else { return nil }
+        let interval = Self.keepAliveInterval(policy.configuration)
+        guard policy.wanted, policy.configuration.flowKeepAliveInterval > .zero,
+              let slot = Handles.liveSlot(policy.account) else {
+            policies.withLock {
+                $0[generation]?.keepAliveRunning = false
+                $0[generation]?.pendingPing = nil
+            }
+            return nil
+        }
+        let wait = Self.pongWait(interval)
+        if let ping = policy.pendingPing {
+            let verdict = cpj_acc_flow_check(slot, ping.flow, ping.sentAt, policy.pongSeen ? 1 : 0)
+            policies.withLock {
+                $0[generation]?.pendingPing = nil
+                if verdict == CPJ_FLOW_PONG { $0[generation]?.pongSeen = true }
+            }
+            if verdict == CPJ_FLOW_FAILED {
+                _ = pjsua_acc_set_registration(slot, 1)
+                return interval
+            }
+            return interval - wait
+        }
+        var sentAt: UInt64 = 0
+        let flow = cpj_acc_flow_ping(slot, &sentAt)
+        guard flow != 0 else { return interval }
+        policies.withLock { $0[generation]?.pendingPing = (flow, sentAt) }
+        return wait
+    }
+}
+
+/// A keep-alive timer fired (on a pjsua worker thread): take the step on the engine thread
+/// if the same engine still runs, and schedule the next one.
+private func keepAliveFired(_ generation: UInt64) {
+    guard let bridge = EngineBridge.active() else { return }
+    bridge.executor.post {
+        guard EngineBridge.active() === bridge else { return }
+        if let next = bridge.accountRecords.keepAliveStep(generation: generation) {
+            AccountRecords.scheduleKeepAlive(generation, after: next)
         }
     }
 }

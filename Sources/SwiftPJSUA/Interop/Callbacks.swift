@@ -149,9 +149,14 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
         } else {
             .unregistered
         }
+    if let regInfo, case .failed = outcome {
+        // Before pjsua's retry (scheduled for later) picks the same dead connection again.
+        Native.replaceFlowAfterUnansweredRegister(regInfo, statusCode: code)
+    }
     // A registration callback of an account removed meanwhile has nobody to tell.
     guard let account = Handles.account(accountSlot) else { return }
     bridge.accountRecords.record(outcome, of: account)
+    if outcome.isRegistered { bridge.accountRecords.startFlowKeepAlive(account) }
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)
     }

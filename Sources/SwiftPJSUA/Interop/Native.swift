@@ -41,6 +41,10 @@ enum Native {
             config.max_calls = UInt32(configuration.maxCalls)
             // pjsua's worker thread pumps SIP events; the engine never polls.
             config.thread_cnt = 1
+            // RFC 5626 §4.4: a call's request that timed out over TCP or TLS retires its connection.
+            config.cb.on_call_tsx_state = { _, transaction, event in
+                _ = Native.replaceFlowAfterUnansweredRequest(transaction, event)
+            }
             config.cb.on_call_state = { onCallState($0, $1) }
             config.cb.on_incoming_call = { onIncomingCall($0, $1, $2) }
             config.cb.on_call_media_state = { onCallMediaState($0) }
