@@ -177,10 +177,10 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// pong, no message) within 10 s, or within this interval when it is shorter, it shuts
     /// the connection down and registers again on a new one — once the registrar has
     /// answered a ping with a pong (a registrar without RFC 5626 never does, and its
-    /// silence proves nothing). `.zero` (the default) or a negative value sends no pings; a
-    /// dead connection is then noticed by the next request that gets no response. No effect
-    /// over UDP. At least 1 s and at most a day (shorter or longer values count as 1 s or a
-    /// day).
+    /// silence proves nothing). `.zero` (the default) sends no pings; a dead connection is
+    /// then noticed by the next request that gets no response. No effect over UDP. Otherwise
+    /// 1 s to 1 day: ``PJSUA/addAccount(_:)`` throws
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for anything else.
     public var flowKeepAliveInterval: Duration = .zero
 
     /// Creates an account configuration; only the identity is required.

@@ -129,6 +129,11 @@ extension PJSUA {
               configuration.registrationExpiry <= .seconds(Int64(UInt32.max)) else {
             throw PJSUAUsageError.invalidConfiguration("registrationExpiry must be 1 s...\(UInt32.max) s")
         }
+        guard configuration.flowKeepAliveInterval == .zero
+            || (configuration.flowKeepAliveInterval >= .seconds(1) && configuration.flowKeepAliveInterval <= .seconds(86_400))
+        else {
+            throw PJSUAUsageError.invalidConfiguration("flowKeepAliveInterval must be zero (off) or 1 s...1 day")
+        }
         // pjsua takes the interval in whole seconds: a nonzero one under a second would be
         // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.
         guard configuration.retryInterval == .zero || configuration.retryInterval >= .seconds(1) else {

@@ -19,7 +19,13 @@ extension EngineTests {
             // retries ran twice a second.
             var subsecond = base
             subsecond.retryInterval = .milliseconds(500)
-            for configuration in [expiry, retry, jitter, subsecond] {
+            var keepAlives: [AccountConfiguration] = []
+            for interval in [Duration.milliseconds(500), .seconds(-1), .seconds(86_401), .seconds(Int64.max)] {
+                var configuration = base
+                configuration.flowKeepAliveInterval = interval
+                keepAlives.append(configuration)
+            }
+            for configuration in [expiry, retry, jitter, subsecond] + keepAlives {
                 await #expect(throws: PJSUAUsageError.self) { try await h.engine.addAccount(configuration) }
             }
         }
