@@ -55,6 +55,20 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// the transfer handler rejected it.
     case transferRequest(call: Call, target: String, statusCode: Int)
 
+    /// A confirmed call's audio received no RTP for the account's
+    /// ``AccountConfiguration/mediaInactivityTimeout`` while it should have (the stream
+    /// active and receiving, not on hold either way). The engine has sent BYE; the call's
+    /// ``CallState/disconnected`` event, with the reason ``PJSUA/mediaTimeoutReason``,
+    /// follows right after.
+    case mediaInactivity(MediaInactivity)
+
+    /// The TCP or TLS connection under a confirmed call closed or failed
+    /// (`on_transport_state`), and the engine applies the account's
+    /// ``AccountConfiguration/transportLossPolicy``: with ``TransportLossPolicy/endCall`` the
+    /// call's ``CallState/disconnected`` event, with the reason ``PJSUA/transportLostReason``,
+    /// follows right after; with ``TransportLossPolicy/reinvite`` a re-INVITE goes out.
+    case transportLoss(TransportLoss)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
@@ -65,6 +79,8 @@ public enum PJSUAEvent: Sendable, Hashable {
         case .dtmf(let call, _, _, _): call
         case .transferStatus(let call, _, _, _): call
         case .transferRequest(let call, _, _): call
+        case .mediaInactivity(let payload): payload.call
+        case .transportLoss(let payload): payload.call
         }
     }
 }

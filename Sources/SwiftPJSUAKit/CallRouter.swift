@@ -205,7 +205,7 @@ public actor CallRouter {
                 account: account, call: call, sipCallID: sipCallID, from: from, hasVideo: video, serverUUID: serverUUID)
         case .callState, .callMediaState:
             handleCallEvent(event)
-        case .registrationState, .dtmf, .transferStatus, .transferRequest:
+        case .registrationState, .dtmf, .transferStatus, .transferRequest, .mediaInactivity, .transportLoss:
             break
         }
     }
@@ -326,7 +326,8 @@ public actor CallRouter {
                     provider.fulfill(action)
                 }
             }
-        case .incomingCall, .registrationState, .dtmf, .transferStatus, .transferRequest:
+        case .incomingCall, .registrationState, .dtmf, .transferStatus, .transferRequest, .mediaInactivity,
+            .transportLoss:
             break
         }
     }

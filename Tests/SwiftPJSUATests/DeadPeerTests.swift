@@ -1,0 +1,266 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+// Issue 12 item 7, peers that vanish: a call whose audio stops arriving, and a call whose TCP
+// connection dies, against Tests/Peers/dead_peer.py, a SIP peer that answers and then
+// misbehaves on cue, printing CLOCK_MONOTONIC times of what it did.
+
+extension PJSUAEvent {
+    var mediaInactivity: MediaInactivity? {
+        if case .mediaInactivity(let payload) = self { return payload }
+        return nil
+    }
+
+    var transportLoss: TransportLoss? {
+        if case .transportLoss(let payload) = self { return payload }
+        return nil
+    }
+
+    /// The reason of `call`'s terminal event.
+    func disconnectReason(of call: Call) -> String? {
+        if case .callState(call, .disconnected, _, _, let reason) = self { return reason }
+        return nil
+    }
+}
+
+/// An engine on one transport of 127.0.0.1 whose events are also kept with the instant each
+/// was raised, converted to CLOCK_MONOTONIC seconds to compare with the peer's times.
+struct DeadPeerEngine: Sendable {
+    let engine: PJSUA
+    let log: EventLog
+    let stamped: Journal<TimestampedEvent>
+    let transport: TransportInfo
+    /// One instant read on both clocks, to convert the one to the other.
+    let reference: ContinuousClock.Instant
+    let referenceMonotonic: Double
+
+    static func run(_ type: TransportType, _ body: (DeadPeerEngine) async throws -> Void) async throws {
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        let stamped = Journal<TimestampedEvent>()
+        let stream = engine.timestampedEvents
+        Task {
+            for await event in stream { stamped.append(event) }
+            stamped.finish()
+        }
+        let start = UInt16.random(in: 5...14) * 2000
+        try await engine.start(Configuration(
+            transports: [TransportConfiguration(type: type, bindAddress: "127.0.0.1", port: 0)],
+            media: MediaConfiguration(soundDevice: .null, rtpPorts: start...(start + 1999))))
+        do {
+            guard let transport = try await engine.transports().first else { throw TimedOut(what: "a transport", seen: []) }
+            let reference = ContinuousClock.now
+            let referenceMonotonic = monotonicSeconds()
+            try await body(DeadPeerEngine(
+                engine: engine, log: log, stamped: stamped, transport: transport, reference: reference,
+                referenceMonotonic: referenceMonotonic))
+            await engine.shutdown()
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+    }
+
+    /// The first event matching `predicate` and when it was raised (CLOCK_MONOTONIC seconds).
+    func first(
+        _ what: String, timeout: Duration = .seconds(10), where predicate: @escaping @Sendable (PJSUAEvent) -> Bool
+    ) async throws -> (event: PJSUAEvent, at: Double) {
+        let records = try await stamped.wait(what, timeout: timeout) { $0.contains { predicate($0.event) } }
+        guard let record = records.first(where: { predicate($0.event) }) else { throw TimedOut(what: what, seen: []) }
+        return (record.event, referenceMonotonic + (record.raisedAt - reference).inSeconds)
+    }
+}
+
+extension Duration {
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Tests/Peers/dead_peer.py in `mode` on `port`, once it listens.
+func startDeadPeer(_ mode: String, port: UInt16, folder: TemporaryFolder, _ extra: [String] = []) async throws -> PeerProcess {
+    let script = Repository.root.appendingPathComponent("Tests/Peers/dead_peer.py").path
+    let peer = try PeerProcess(
+        "dead-peer-\(mode)", executable: "/usr/bin/python3",
+        arguments: [script, "--mode", mode, "--port", "\(port)"] + extra, folder: folder, lifetimeSeconds: 60)
+    try await peer.waitForOutput(containing: "listening")
+    return peer
+}
+
+extension PeerProcess {
+    /// The CLOCK_MONOTONIC time on the first line that starts with `what`.
+    func time(of what: String) throws -> Double {
+        for line in output.split(separator: "\n") where line.hasPrefix(what + " ") {
+            if let value = line.split(separator: " ").last.flatMap({ Double($0) }) { return value }
+        }
+        throw TimedOut(what: "\(name) line \"\(what)\"", seen: [output])
+    }
+}
+
+extension EngineTests {
+    /// The slack on top of the engine's own bound for a loaded two-core machine.
+    static let deadPeerSlack = 0.75
+
+    @Test("A media inactivity timeout outside 1 s...1 h throws invalidConfiguration; nil and in-range ones are taken")
+    func mediaInactivityTimeoutIsValidated() async throws {
+        try await EngineHarness.run { h in
+            for timeout: Duration in [.zero, .milliseconds(999), .seconds(-5), .seconds(3601)] {
+                let configuration = AccountConfiguration(identity: "sip:a@127.0.0.1", mediaInactivityTimeout: timeout)
+                await #expect(throws: PJSUAUsageError.self) { try await h.engine.addAccount(configuration) }
+                await #expect(throws: PJSUAUsageError.self) {
+                    try await h.engine.addLocalAccount(isDefault: false, mediaInactivityTimeout: timeout)
+                }
+            }
+            for timeout: Duration? in [nil, .seconds(1), .seconds(3600)] {
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(identity: "sip:b@127.0.0.1", mediaInactivityTimeout: timeout))
+                #expect(try await h.engine.accountConfiguration(account).mediaInactivityTimeout == timeout)
+                try await h.engine.removeAccount(account)
+            }
+        }
+    }
+
+    @Test("A peer that stops sending RTP mid-call is reported after the timeout, and the call ends with a BYE")
+    func peerThatStopsSendingRTPIsHungUp() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.udp()
+        let peer = try await startDeadPeer("rtp-stops", port: port, folder: folder, ["--rtp-seconds", "1.5"])
+        defer { peer.stop() }
+        let timeout = 2.0
+        try await DeadPeerEngine.run(.udp) { e in
+            let account = try await e.engine.addAccount(AccountConfiguration(
+                identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
+                mediaInactivityTimeout: .seconds(timeout)))
+            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+            try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+            try await peer.waitForOutput(containing: "rtp-stopped", timeout: .seconds(10))
+            let stoppedAt = try peer.time(of: "rtp-stopped")
+            let (event, reportedAt) = try await e.first("media inactivity", timeout: .seconds(10)) {
+                $0.mediaInactivity?.call == call
+            }
+            let inactivity = try #require(event.mediaInactivity)
+            let after = reportedAt - stoppedAt
+            let bound = timeout + 2 * PJSUA.mediaInactivityCheckInterval.inSeconds + Self.deadPeerSlack
+            #expect(after >= timeout, "reported \(after) s after the last RTP packet")
+            #expect(after <= bound, "reported \(after) s after the last RTP packet")
+            #expect(inactivity.timeout == .seconds(timeout))
+            #expect(inactivity.silence >= .seconds(timeout))
+            #expect(inactivity.mediaIndex == 0)
+            // 1.5 s at 50 packets a second reached the engine before it went quiet.
+            #expect(inactivity.packetsReceived >= 50, "\(inactivity)")
+            let (end, endedAt) = try await e.first("DISCONNECTED") { $0.isState(.disconnected, of: call) }
+            #expect(end.disconnectReason(of: call) == PJSUA.mediaTimeoutReason)
+            #expect(endedAt >= reportedAt)
+            // The peer saw the BYE.
+            try await peer.waitForOutput(containing: "bye conn=1", timeout: .seconds(5))
+        }
+    }
+
+    @Test(
+        "A call the peer holds (sendonly or inactive, no RTP) is not ended by the media timeout; resumed without RTP it is",
+        arguments: ["sendonly", "inactive"])
+    func remoteHoldIsNotAMediaTimeout(direction: String) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.udp()
+        // Held for 5 s, two and a half timeouts.
+        let peer = try await startDeadPeer(direction, port: port, folder: folder, ["--resume-after", "5"])
+        defer { peer.stop() }
+        let timeout = 2.0
+        try await DeadPeerEngine.run(.udp) { e in
+            let account = try await e.engine.addAccount(AccountConfiguration(
+                identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
+                mediaInactivityTimeout: .seconds(timeout)))
+            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+            try await e.log.first("remote hold") { $0.hasAudio(.remoteHold, call) }
+            try await peer.waitForOutput(containing: "resumed", timeout: .seconds(10))
+            let resumedAt = try peer.time(of: "resumed")
+            // All through the hold: no report, no BYE, the call still up.
+            #expect(!e.log.events.contains { $0.mediaInactivity != nil }, "\(e.log.events)")
+            #expect(!peer.output.contains("bye"))
+            #expect(try await e.engine.callInfo(call).state == .confirmed)
+            // Resumed (sendrecv) and still silent: now it is a dead peer.
+            let (_, reportedAt) = try await e.first("media inactivity", timeout: .seconds(8)) {
+                $0.mediaInactivity?.call == call
+            }
+            let after = reportedAt - resumedAt
+            #expect(after >= timeout, "reported \(after) s after the resume")
+            #expect(after <= timeout + 2 * PJSUA.mediaInactivityCheckInterval.inSeconds + Self.deadPeerSlack, "reported \(after) s after the resume")
+            let (end, _) = try await e.first("DISCONNECTED") { $0.isState(.disconnected, of: call) }
+            #expect(end.disconnectReason(of: call) == PJSUA.mediaTimeoutReason)
+            try await peer.waitForOutput(containing: "bye conn=1", timeout: .seconds(5))
+        }
+    }
+
+    @Test("A confirmed call whose TCP connection is closed is reported at once and ended (policy endCall)")
+    func lostTCPConnectionEndsTheCall() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.tcpAndUDP()
+        let peer = try await startDeadPeer("tcp-close", port: port, folder: folder)
+        defer { peer.stop() }
+        try await DeadPeerEngine.run(.tcp) { e in
+            let account = try await e.engine.addLocalAccount(on: e.transport.transport)
+            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
+            try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+            try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))
+            let closedAt = try peer.time(of: "closed")
+            let (event, reportedAt) = try await e.first("transport loss", timeout: .seconds(5)) {
+                $0.transportLoss?.call == call
+            }
+            let loss = try #require(event.transportLoss)
+            #expect(reportedAt - closedAt < 1.0, "reported \(reportedAt - closedAt) s after the close")
+            #expect(loss.action == .endCall)
+            #expect(loss.connection.hasPrefix("TCP ") && loss.connection.hasSuffix("->127.0.0.1:\(port)"), "\(loss)")
+            let (end, endedAt) = try await e.first("DISCONNECTED", timeout: .seconds(5)) {
+                $0.isState(.disconnected, of: call)
+            }
+            #expect(end.disconnectReason(of: call) == PJSUA.transportLostReason)
+            #expect(endedAt - closedAt < 1.0)
+            // The BYE went out, over a new connection to the peer's Contact.
+            try await peer.waitForOutput(containing: "bye conn=2", timeout: .seconds(5))
+        }
+    }
+
+    @Test("With policy reinvite, a call whose TCP connection is closed re-INVITEs over a new connection and goes on")
+    func lostTCPConnectionReinvites() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.tcpAndUDP()
+        let peer = try await startDeadPeer("tcp-close", port: port, folder: folder)
+        defer { peer.stop() }
+        try await DeadPeerEngine.run(.tcp) { e in
+            let account = try await e.engine.addAccount(AccountConfiguration(
+                identity: "sip:engine@127.0.0.1:\(e.transport.port);transport=tcp", transport: e.transport.transport,
+                transportLossPolicy: .reinvite))
+            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
+            try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+            try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))
+            let closedAt = try peer.time(of: "closed")
+            let (event, reportedAt) = try await e.first("transport loss", timeout: .seconds(5)) {
+                $0.transportLoss?.call == call
+            }
+            #expect(event.transportLoss?.action == .reinvite)
+            #expect(reportedAt - closedAt < 1.0, "reported \(reportedAt - closedAt) s after the close")
+            // The re-INVITE arrived on a second connection, was answered 200, and ACKed there.
+            try await peer.waitForOutput(containing: "request INVITE conn=2", timeout: .seconds(5))
+            try await peer.waitForOutput(containing: "request ACK conn=2", timeout: .seconds(5))
+            #expect(try await e.engine.callInfo(call).state == .confirmed)
+            #expect(!e.log.events.contains { $0.isState(.disconnected, of: call) })
+            // The call goes on over the new connection: its BYE uses it, and its end is an
+            // ordinary one.
+            try await e.engine.hangup(call)
+            try await peer.waitForOutput(containing: "bye conn=2", timeout: .seconds(5))
+            let (end, _) = try await e.first("DISCONNECTED") { $0.isState(.disconnected, of: call) }
+            #expect(end.disconnectReason(of: call) != PJSUA.transportLostReason)
+            #expect(!peer.output.contains("conn=3"), "\(peer.output)")
+        }
+    }
+}
