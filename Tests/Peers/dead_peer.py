@@ -15,8 +15,11 @@ happened, each with time.monotonic() (CLOCK_MONOTONIC, the clock the test reads 
                     connection --close-after seconds after the ACK: "closed T". Keeps
                     listening and reports each request that arrives afterwards with the
                     number of the connection it came on: "request METHOD conn=N T".
+                    With --vanish it closes its listening socket too: new connections
+                    are refused, as for a peer that is gone.
 
-Every mode answers BYE with 200 and prints "bye conn=N T". Standard library only.
+Every mode answers BYE with 200 and prints "bye conn=N T", and answers a re-INVITE from
+the engine as RFC 3264 says ("reinvite DIRECTION T"). Standard library only.
 """
 
 import argparse
@@ -120,10 +123,15 @@ class Peer:
                     "cseq": 100,
                 }
                 direction = {"sendonly": "sendonly", "inactive": "inactive"}.get(self.args.mode, "sendrecv")
+            elif self.args.mode in ("sendonly", "inactive") and not self.resumed:
+                direction = self.args.mode
             else:
-                direction = "sendrecv"  # a re-INVITE from the engine: keep the call as it is
-                if self.args.mode in ("sendonly", "inactive") and not self.resumed:
-                    direction = self.args.mode
+                # A re-INVITE from the engine: the RFC 3264 §6.1 answer to its direction
+                # (a hold offer, sendonly, is answered recvonly).
+                offered = re.search(r"a=(sendrecv|sendonly|recvonly|inactive)", offer)
+                offered = offered.group(1) if offered else "sendrecv"
+                direction = {"sendonly": "recvonly", "recvonly": "sendonly"}.get(offered, offered)
+                say(f"reinvite {offered}")
             send(self.response(message, 200, "OK", sdp(self.rtp_port, direction, self.sdp_version)))
         elif method == "ACK":
             if not self.acked:
@@ -199,6 +207,14 @@ class Peer:
     def close_first(self):
         with self.lock:
             first = self.connections.get(1)
+            if self.args.vanish:
+                # Gone for good: nothing listens any more, new connections are refused.
+                # (shutdown wakes the accept blocked in run(); close alone would not.)
+                try:
+                    self.listener.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                self.listener.close()
         if first is not None:
             first.shutdown(socket.SHUT_RDWR)
             first.close()
@@ -222,10 +238,16 @@ class Peer:
             listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             listener.bind(("127.0.0.1", self.args.port))
             listener.listen(8)
+            self.listener = listener
             say("listening")
             count = 0
             while True:
-                connection, _ = listener.accept()
+                try:
+                    connection, _ = listener.accept()
+                except OSError:
+                    # Closed by --vanish: stay alive (the test stops the process), accept nothing.
+                    while True:
+                        time.sleep(1)
                 count += 1
                 with self.lock:
                     self.connections[count] = connection
@@ -268,6 +290,7 @@ def main():
     parser.add_argument("--rtp-seconds", type=float, default=1.0)
     parser.add_argument("--resume-after", type=float, default=5.0)
     parser.add_argument("--close-after", type=float, default=0.5)
+    parser.add_argument("--vanish", action="store_true")
     Peer(parser.parse_args()).run()
 
 

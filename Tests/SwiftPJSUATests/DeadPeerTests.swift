@@ -263,4 +263,102 @@ extension EngineTests {
             #expect(!peer.output.contains("conn=3"), "\(peer.output)")
         }
     }
+
+    @Test("A call we hold (sendonly, the peer sends nothing) is not ended by the media timeout; resumed and silent it is")
+    func localHoldIsNotAMediaTimeout() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.udp()
+        let peer = try await startDeadPeer("rtp-stops", port: port, folder: folder, ["--rtp-seconds", "0.5"])
+        defer { peer.stop() }
+        let timeout = 2.0
+        try await DeadPeerEngine.run(.udp) { e in
+            let account = try await e.engine.addAccount(AccountConfiguration(
+                identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
+                mediaInactivityTimeout: .seconds(timeout)))
+            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+            try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+            try await e.engine.setHold(call)
+            try await e.log.first("local hold") { $0.hasAudio(.localHold, call) }
+            try await peer.waitForOutput(containing: "reinvite sendonly")
+            // Held for two and a half timeouts, the peer silent since half a second in.
+            try await Task.sleep(for: .seconds(5))
+            #expect(!e.log.events.contains { $0.mediaInactivity != nil }, "\(e.log.events)")
+            #expect(!peer.output.contains("bye"))
+            #expect(try await e.engine.callInfo(call).state == .confirmed)
+            let held = e.stamped.records.count
+            try await e.engine.resume(call)
+            // The media event of the resume: the first active one after the hold.
+            let records = try await e.stamped.wait("resumed") {
+                $0.dropFirst(held).contains { $0.event.hasAudio(.active, call) }
+            }
+            let resume = try #require(records.dropFirst(held).first { $0.event.hasAudio(.active, call) })
+            let resumedAt = e.referenceMonotonic + (resume.raisedAt - e.reference).inSeconds
+            let (_, reportedAt) = try await e.first("media inactivity", timeout: .seconds(8)) {
+                $0.mediaInactivity?.call == call
+            }
+            let after = reportedAt - resumedAt
+            #expect(after >= timeout, "reported \(after) s after the resume")
+            #expect(after <= timeout + 2 * PJSUA.mediaInactivityCheckInterval.inSeconds + Self.deadPeerSlack)
+            let (end, _) = try await e.first("DISCONNECTED") { $0.isState(.disconnected, of: call) }
+            #expect(end.disconnectReason(of: call) == PJSUA.mediaTimeoutReason)
+        }
+    }
+
+    @Test("With policy reinvite, a call whose peer vanished (connection closed, nothing listens) ends when the re-INVITE fails")
+    func lostTCPConnectionToVanishedPeerEndsAfterReinvite() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.tcpAndUDP()
+        let peer = try await startDeadPeer("tcp-close", port: port, folder: folder, ["--vanish"])
+        defer { peer.stop() }
+        try await DeadPeerEngine.run(.tcp) { e in
+            let account = try await e.engine.addLocalAccount(on: e.transport.transport, transportLossPolicy: .reinvite)
+            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
+            try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+            try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))
+            let closedAt = try peer.time(of: "closed")
+            let (event, _) = try await e.first("transport loss", timeout: .seconds(5)) { $0.transportLoss?.call == call }
+            #expect(event.transportLoss?.action == .reinvite)
+            // The new connection is refused: pjsip fails the re-INVITE itself, and the call ends.
+            let (end, endedAt) = try await e.first("DISCONNECTED", timeout: .seconds(5)) {
+                $0.isState(.disconnected, of: call)
+            }
+            #expect(end.disconnectReason(of: call) == PJSUA.transportLostReason)
+            #expect(endedAt - closedAt < 2.0, "ended \(endedAt - closedAt) s after the close")
+            #expect(!peer.output.contains("conn=2"), "\(peer.output)")
+        }
+    }
+
+    @Test("swiftpjsua call --media-timeout 2 ends a call whose peer stopped sending RTP, with a BYE, and exits 1")
+    func cliMediaTimeoutEndsTheCall() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.udp()
+        let peer = try await startDeadPeer("rtp-stops", port: port, folder: folder, ["--rtp-seconds", "1"])
+        defer { peer.stop() }
+        let tool = try PeerProcess(
+            "swiftpjsua-call", executable: Repository.tool.path,
+            arguments: ["call", "sip:peer@127.0.0.1:\(port)", "--port", "0", "--media-timeout", "2"], folder: folder,
+            lifetimeSeconds: 30)
+        defer { tool.stop() }
+        let status = try await tool.waitForExit(timeout: .seconds(15))
+        #expect(status == 1, "\(tool.output)")
+        #expect(tool.output.contains("media-timeout"), "\(tool.output)")
+        #expect(tool.output.contains(PJSUA.mediaTimeoutReason), "\(tool.output)")
+        #expect(peer.output.contains("bye conn=1"), "\(peer.output)")
+    }
+
+    @Test("swiftpjsua rejects a --media-timeout outside 1...3600 s and an unknown --transport-loss (exit 64)")
+    func cliDeadPeerOptionsAreValidated() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        for arguments in [["--media-timeout", "0.5"], ["--media-timeout", "4000"], ["--transport-loss", "retry"]] {
+            let tool = try PeerProcess(
+                "swiftpjsua-usage", executable: Repository.tool.path,
+                arguments: ["call", "sip:nobody@127.0.0.1:9", "--port", "0"] + arguments, folder: folder)
+            defer { tool.stop() }
+            #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
+        }
+    }
 }
