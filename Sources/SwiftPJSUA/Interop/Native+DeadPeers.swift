@@ -195,7 +195,13 @@ extension Native {
     /// stream's packet count stood still for their account's timeout. Engine thread.
     static func superviseMedia(bridge: EngineBridge, now: ContinuousClock.Instant) {
         let watch = bridge.deadPeers
+        let accounts = bridge.callAccounts.withLock { $0 }
         for call in bridge.hub.liveCalls.keys {
+            // Cheap first: a call of an account without a timeout costs no pjsua call.
+            if let account = accounts[call.generation], watch.settings(of: account).mediaInactivityTimeout == nil {
+                watch.unwatch(call)
+                continue
+            }
             guard let slot = Handles.liveSlot(call), let info = receiveState(slot, call: call) else {
                 watch.unwatch(call)
                 continue
