@@ -17,6 +17,9 @@ happened, each with time.monotonic() (CLOCK_MONOTONIC, the clock the test reads 
                     number of the connection it came on: "request METHOD conn=N T".
                     With --vanish it closes its listening socket too: new connections
                     are refused, as for a peer that is gone.
+  --mode tcp-call   TCP, the other way round: calls the engine at --engine-port over a
+                    connection of its own (connection 1), ACKs the 200 and closes that
+                    connection like tcp-close; its Contact is its listening port.
 
 Every mode answers BYE with 200 and prints "bye conn=N T", and answers a re-INVITE from
 the engine as RFC 3264 says ("reinvite DIRECTION T"). Standard library only.
@@ -73,7 +76,7 @@ class Peer:
     def __init__(self, args):
         self.args = args
         self.tag = "deadpeer"
-        self.transport = "TCP" if args.mode == "tcp-close" else "UDP"
+        self.transport = "TCP" if args.mode in ("tcp-close", "tcp-call") else "UDP"
         self.contact = f"<sip:peer@127.0.0.1:{args.port}" + (";transport=tcp>" if self.transport == "TCP" else ">")
         self.dialog = None  # what a request of ours in the dialog needs
         self.engine_rtp = None
@@ -150,14 +153,21 @@ class Peer:
         if "INVITE" in cseq and code >= 200:
             to = header(message, "To", "t")
             d = self.dialog
+            if d.get("outgoing") and code == 200:
+                d["target"] = re.search(r"<([^>]+)>", header(message, "Contact", "m")).group(1)
             ack = "\r\n".join([
                 f"ACK {d['target']} SIP/2.0",
-                f"Via: SIP/2.0/UDP 127.0.0.1:{self.args.port};branch=z9hG4bK-ack-{d['cseq']}",
+                f"Via: SIP/2.0/{self.transport} 127.0.0.1:{self.args.port};branch=z9hG4bK-ack-{d['cseq']}",
                 "Max-Forwards: 70", f"From: {d['local']}", f"To: {to}", f"Call-ID: {d['call_id']}",
                 f"CSeq: {cseq.split()[0]} ACK", "Content-Length: 0", "", "",
             ])
             send(ack)
-            if code == 200:
+            if d.get("outgoing"):
+                if code == 200 and not self.acked:
+                    self.acked = True
+                    say("ack")
+                    self.after_ack()
+            elif code == 200:
                 self.resumed = True
                 say("resumed")
 
@@ -169,7 +179,7 @@ class Peer:
             threading.Thread(target=self.send_rtp, daemon=True).start()
         elif mode in ("sendonly", "inactive"):
             threading.Timer(self.args.resume_after, self.resume).start()
-        elif mode == "tcp-close":
+        elif mode in ("tcp-close", "tcp-call"):
             threading.Timer(self.args.close_after, self.close_first).start()
 
     def send_rtp(self):
@@ -239,8 +249,11 @@ class Peer:
             listener.bind(("127.0.0.1", self.args.port))
             listener.listen(8)
             self.listener = listener
-            say("listening")
             count = 0
+            if self.args.mode == "tcp-call":
+                count = 1
+                self.call_engine()
+            say("listening")
             while True:
                 try:
                     connection, _ = listener.accept()
@@ -253,6 +266,29 @@ class Peer:
                     self.connections[count] = connection
                 say(f"connection {count}")
                 threading.Thread(target=self.serve, args=(connection, count), daemon=True).start()
+
+    def call_engine(self):
+        connection = socket.create_connection(("127.0.0.1", self.args.engine_port))
+        with self.lock:
+            self.connections[1] = connection
+        self.dialog = {
+            "outgoing": True, "local": f"<sip:peer@127.0.0.1:{self.args.port}>;tag={self.tag}",
+            "remote": f"<sip:engine@127.0.0.1:{self.args.engine_port}>",
+            "call_id": f"deadpeer-{self.args.port}@127.0.0.1",
+            "target": f"sip:engine@127.0.0.1:{self.args.engine_port};transport=tcp", "cseq": 1,
+        }
+        d = self.dialog
+        body = sdp(self.rtp_port, "sendrecv", self.sdp_version)
+        request = "\r\n".join([
+            f"INVITE {d['target']} SIP/2.0",
+            f"Via: SIP/2.0/TCP 127.0.0.1:{self.args.port};branch=z9hG4bK-invite-{self.args.port}",
+            "Max-Forwards: 70", f"From: {d['local']}", f"To: {d['remote']}", f"Call-ID: {d['call_id']}",
+            "CSeq: 1 INVITE", f"Contact: {self.contact}", "Content-Type: application/sdp",
+            f"Content-Length: {len(body.encode())}", "", body,
+        ])
+        connection.sendall(request.encode())
+        say("connection 1")
+        threading.Thread(target=self.serve, args=(connection, 1), daemon=True).start()
 
     def serve(self, connection, number):
         buffer = b""
@@ -285,7 +321,9 @@ class Peer:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--mode", required=True, choices=["rtp-stops", "sendonly", "inactive", "tcp-close"])
+    parser.add_argument(
+        "--mode", required=True, choices=["rtp-stops", "sendonly", "inactive", "tcp-close", "tcp-call"])
+    parser.add_argument("--engine-port", type=int, default=0)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--rtp-seconds", type=float, default=1.0)
     parser.add_argument("--resume-after", type=float, default=5.0)

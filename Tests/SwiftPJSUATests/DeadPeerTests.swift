@@ -229,6 +229,34 @@ extension EngineTests {
         }
     }
 
+    @Test("An incoming call over TCP whose connection the caller closes is reported at once and ended")
+    func lostTCPConnectionOfIncomingCallEndsIt() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.tcpAndUDP()
+        try await DeadPeerEngine.run(.tcp) { e in
+            _ = try await e.engine.addLocalAccount(on: e.transport.transport)
+            let peer = try await startDeadPeer(
+                "tcp-call", port: port, folder: folder, ["--engine-port", "\(e.transport.port)"])
+            defer { peer.stop() }
+            let incoming = try await e.log.first("incoming call") { $0.incomingCall != nil }
+            let call = try #require(incoming.incomingCall)
+            try await e.engine.answer(call)
+            try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+            try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))
+            let closedAt = try peer.time(of: "closed")
+            let (event, reportedAt) = try await e.first("transport loss", timeout: .seconds(5)) {
+                $0.transportLoss?.call == call
+            }
+            #expect(event.transportLoss?.action == .endCall)
+            #expect(reportedAt - closedAt < 1.0, "reported \(reportedAt - closedAt) s after the close")
+            let (end, _) = try await e.first("DISCONNECTED", timeout: .seconds(5)) { $0.isState(.disconnected, of: call) }
+            #expect(end.disconnectReason(of: call) == PJSUA.transportLostReason)
+            // The BYE went to the caller's Contact, over a connection of the engine's.
+            try await peer.waitForOutput(containing: "bye conn=2", timeout: .seconds(5))
+        }
+    }
+
     @Test("With policy reinvite, a call whose TCP connection is closed re-INVITEs over a new connection and goes on")
     func lostTCPConnectionReinvites() async throws {
         let folder = try TemporaryFolder()
