@@ -496,6 +496,16 @@ static inline int cpj_transport_describe(const pjsip_transport *tp, char *buffer
     return length < 0 || (pj_size_t)length >= size ? -1 : length;
 }
 
+/* A reference that keeps a transport's memory valid until cpj_transport_release. */
+static inline void cpj_transport_retain(pjsip_transport *tp) { if (tp) pjsip_transport_add_ref(tp); }
+static inline void cpj_transport_release(pjsip_transport *tp) { if (tp) pjsip_transport_dec_ref(tp); }
+
+/* Whether pjsip has taken the transport out of use: TCP and TLS report DISCONNECTED before
+ * they shut the transport down, and until then a new request could still be sent over it. */
+static inline pj_bool_t cpj_transport_is_shut_down(const pjsip_transport *tp) {
+    return tp && (tp->is_shutdown || tp->is_destroying) ? PJ_TRUE : PJ_FALSE;
+}
+
 /* The pjsip_transport_state values Swift compares against (an enum typedef it imports as a struct). */
 static inline pjsip_transport_state cpj_tp_state_disconnected(void) { return PJSIP_TP_STATE_DISCONNECTED; }
 

@@ -241,11 +241,35 @@ extension Native {
             end(call, slot: slot, reason: PJSUA.transportLostReason, bridge: bridge)
         case .reinvite:
             bridge.deadPeers.beginRecovery(of: call)
-            if cpj_call_reinvite(slot) != cpj_success() {
-                _ = bridge.deadPeers.endRecovery(of: call, recovered: false)
-                end(call, slot: slot, reason: PJSUA.transportLostReason, bridge: bridge)
-            }
+            reinvite(call, slot: slot, bridge: bridge, deadline: .now + reinviteRetryLimit)
         }
+    }
+
+    /// How long a re-INVITE after a lost connection is retried while pjsua refuses it because
+    /// the last INVITE transaction is still open (as hold and resume do).
+    static let reinviteRetryLimit: Duration = .seconds(2)
+
+    /// Sends the re-INVITE of a call whose connection was lost, retrying every 20 ms while
+    /// pjsua answers `PJ_EINVALIDOP` (an INVITE transaction still open) until `deadline`;
+    /// ends the call when it cannot be sent. Engine thread.
+    private static func reinvite(
+        _ call: Call, slot: pjsua_call_id, bridge: EngineBridge, deadline: ContinuousClock.Instant
+    ) {
+        let status = cpj_call_reinvite(slot)
+        if status == cpj_success() { return }
+        if PJSUAError.Code(rawValue: status) == .invalidOperation, ContinuousClock.now < deadline {
+            Task {
+                try? await Task.sleep(for: .milliseconds(20))
+                bridge.executor.post {
+                    guard EngineBridge.active() === bridge, let slot = Handles.liveSlot(call),
+                          readCallState(slot, call: call)?.state == .confirmed else { return }
+                    reinvite(call, slot: slot, bridge: bridge, deadline: deadline)
+                }
+            }
+            return
+        }
+        _ = bridge.deadPeers.endRecovery(of: call, recovered: false)
+        end(call, slot: slot, reason: PJSUA.transportLostReason, bridge: bridge)
     }
 }
 
@@ -263,11 +287,51 @@ func onTransportState(
     let calls = bridge.deadPeers.takeCalls(on: connection)
     guard !calls.isEmpty else { return }
     let reason = info.map { PJ.describe($0.pointee.status) } ?? ""
+    var actions: [(Call, TransportLossPolicy)] = []
     for call in calls where !bridge.hub.hasEnded(call) {
         let account = bridge.callAccounts.withLock { $0[call.generation] }
         let policy = bridge.deadPeers.settings(of: account).transportLossPolicy
         bridge.hub.emit(.transportLoss(TransportLoss(call: call, connection: connection, reason: reason, action: policy)))
-        bridge.executor.post { Native.recoverFromTransportLoss(call, policy: policy, bridge: bridge) }
+        actions.append((call, policy))
+    }
+    guard !actions.isEmpty, let transport else { return }
+    // The BYE or re-INVITE must not go out over this connection, which pjsip shuts down
+    // only after this callback: hold it until then (the reference keeps it readable).
+    cpj_transport_retain(transport)
+    let dying = DyingTransport(transport)
+    let deadline = ContinuousClock.now + Native.transportShutdownWait
+    let pending = actions
+    bridge.executor.post { Native.afterShutdown(of: dying, bridge: bridge, deadline: deadline, actions: pending) }
+}
+
+/// A transport the engine holds a reference on until pjsip has shut it down.
+struct DyingTransport: @unchecked Sendable {
+    // Safety: the pointer is only passed to pjsip (which locks the transport) on the engine
+    // thread, and the reference taken with it keeps the transport alive until released there.
+    let pointer: UnsafeMutablePointer<pjsip_transport>
+    init(_ pointer: UnsafeMutablePointer<pjsip_transport>) { self.pointer = pointer }
+}
+
+extension Native {
+    /// How long the engine waits for pjsip to shut a lost connection down before acting anyway.
+    static let transportShutdownWait: Duration = .seconds(1)
+
+    /// Applies each call's policy once pjsip has shut `transport` down (checked every 5 ms,
+    /// at most until `deadline`), then releases it. Engine thread.
+    static func afterShutdown(
+        of transport: DyingTransport, bridge: EngineBridge, deadline: ContinuousClock.Instant,
+        actions: [(Call, TransportLossPolicy)]
+    ) {
+        guard EngineBridge.active() === bridge else { return }
+        if cpj_transport_is_shut_down(transport.pointer) == 0, ContinuousClock.now < deadline {
+            Task {
+                try? await Task.sleep(for: .milliseconds(5))
+                bridge.executor.post { afterShutdown(of: transport, bridge: bridge, deadline: deadline, actions: actions) }
+            }
+            return
+        }
+        cpj_transport_release(transport.pointer)
+        for (call, policy) in actions { recoverFromTransportLoss(call, policy: policy, bridge: bridge) }
     }
 }
 
