@@ -38,6 +38,15 @@ public struct MediaInactivity: Sendable, Hashable {
     /// RTP packets received on the stream before it fell silent (pjmedia's RTCP counter; a
     /// renegotiated stream starts again from 0).
     public var packetsReceived: UInt64
+
+    /// Creates a report; the engine makes these (an app's tests may too).
+    public init(call: Call, mediaIndex: Int, timeout: Duration, silence: Duration, packetsReceived: UInt64) {
+        self.call = call
+        self.mediaIndex = mediaIndex
+        self.timeout = timeout
+        self.silence = silence
+        self.packetsReceived = packetsReceived
+    }
 }
 
 /// The TCP or TLS connection a confirmed call's SIP messages last went over closed or failed
@@ -52,6 +61,14 @@ public struct TransportLoss: Sendable, Hashable {
     public var reason: String
     /// What the engine does about it: end the call, or re-INVITE over a new connection.
     public var action: TransportLossPolicy
+
+    /// Creates a report; the engine makes these (an app's tests may too).
+    public init(call: Call, connection: String, reason: String, action: TransportLossPolicy) {
+        self.call = call
+        self.connection = connection
+        self.reason = reason
+        self.action = action
+    }
 }
 
 extension PJSUA {

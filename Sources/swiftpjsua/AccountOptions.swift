@@ -46,8 +46,8 @@ struct AccountOptions {
         case let text?:
             let range = PJSUA.mediaInactivityTimeoutRange
             guard let value = Double(text), value >= 1, value <= 3600 else {
-                throw UsageError(
-                    message: "--media-timeout must be off or \(range.lowerBound)...\(range.upperBound) in seconds, not \(text)")
+                let bounds = "\(range.lowerBound)...\(range.upperBound)"
+                throw UsageError(message: "--media-timeout must be off or \(bounds) in seconds, not \(text)")
             }
             mediaTimeout = .milliseconds(Int64(value * 1000))
         }

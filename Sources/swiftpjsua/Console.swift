@@ -49,7 +49,8 @@ final class EventPrinter: Sendable {
         case .transferRequest(let call, let target, let code):
             line("transfer-request \(name(call)) to \(target) answered \(code)")
         case .mediaInactivity(let inactivity):
-            line("media-timeout \(name(inactivity.call)) no RTP for \(inactivity.silence) (timeout \(inactivity.timeout))")
+            let call = name(inactivity.call)
+            line("media-timeout \(call) no RTP for \(inactivity.silence) (timeout \(inactivity.timeout))")
         case .transportLoss(let loss):
             line("transport-lost \(name(loss.call)) \(loss.connection) \(loss.reason): \(loss.action.rawValue)")
         }

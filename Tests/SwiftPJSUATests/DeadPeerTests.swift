@@ -46,16 +46,20 @@ struct DeadPeerEngine: Sendable {
             stamped.finish()
         }
         let start = UInt16.random(in: 5...14) * 2000
-        try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: type, bindAddress: "127.0.0.1", port: 0)],
-            media: MediaConfiguration(soundDevice: .null, rtpPorts: start...(start + 1999))))
+        try await engine.start(
+            Configuration(
+                transports: [TransportConfiguration(type: type, bindAddress: "127.0.0.1", port: 0)],
+                media: MediaConfiguration(soundDevice: .null, rtpPorts: start...(start + 1999))))
         do {
-            guard let transport = try await engine.transports().first else { throw TimedOut(what: "a transport", seen: []) }
+            guard let transport = try await engine.transports().first else {
+                throw TimedOut(what: "a transport", seen: [])
+            }
             let reference = ContinuousClock.now
             let referenceMonotonic = monotonicSeconds()
-            try await body(DeadPeerEngine(
-                engine: engine, log: log, stamped: stamped, transport: transport, reference: reference,
-                referenceMonotonic: referenceMonotonic))
+            try await body(
+                DeadPeerEngine(
+                    engine: engine, log: log, stamped: stamped, transport: transport, reference: reference,
+                    referenceMonotonic: referenceMonotonic))
             await engine.shutdown()
         } catch {
             await engine.shutdown()
@@ -84,7 +88,9 @@ func monotonicSeconds() -> Double {
 }
 
 /// Tests/Peers/dead_peer.py in `mode` on `port`, once it listens.
-func startDeadPeer(_ mode: String, port: UInt16, folder: TemporaryFolder, _ extra: [String] = []) async throws -> PeerProcess {
+func startDeadPeer(_ mode: String, port: UInt16, folder: TemporaryFolder, _ extra: [String] = []) async throws
+    -> PeerProcess
+{
     let script = Repository.root.appendingPathComponent("Tests/Peers/dead_peer.py").path
     let peer = try PeerProcess(
         "dead-peer-\(mode)", executable: "/usr/bin/python3",
@@ -135,9 +141,10 @@ extension EngineTests {
         defer { peer.stop() }
         let timeout = 2.0
         try await DeadPeerEngine.run(.udp) { e in
-            let account = try await e.engine.addAccount(AccountConfiguration(
-                identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
-                mediaInactivityTimeout: .seconds(timeout)))
+            let account = try await e.engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
+                    mediaInactivityTimeout: .seconds(timeout)))
             let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
             try await peer.waitForOutput(containing: "rtp-stopped", timeout: .seconds(10))
@@ -175,9 +182,10 @@ extension EngineTests {
         defer { peer.stop() }
         let timeout = 2.0
         try await DeadPeerEngine.run(.udp) { e in
-            let account = try await e.engine.addAccount(AccountConfiguration(
-                identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
-                mediaInactivityTimeout: .seconds(timeout)))
+            let account = try await e.engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
+                    mediaInactivityTimeout: .seconds(timeout)))
             let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
             try await e.log.first("remote hold") { $0.hasAudio(.remoteHold, call) }
             try await peer.waitForOutput(containing: "resumed", timeout: .seconds(10))
@@ -192,7 +200,9 @@ extension EngineTests {
             }
             let after = reportedAt - resumedAt
             #expect(after >= timeout, "reported \(after) s after the resume")
-            #expect(after <= timeout + 2 * PJSUA.mediaInactivityCheckInterval.inSeconds + Self.deadPeerSlack, "reported \(after) s after the resume")
+            #expect(
+                after <= timeout + 2 * PJSUA.mediaInactivityCheckInterval.inSeconds + Self.deadPeerSlack,
+                "reported \(after) s after the resume")
             let (end, _) = try await e.first("DISCONNECTED") { $0.isState(.disconnected, of: call) }
             #expect(end.disconnectReason(of: call) == PJSUA.mediaTimeoutReason)
             try await peer.waitForOutput(containing: "bye conn=1", timeout: .seconds(5))
@@ -250,7 +260,9 @@ extension EngineTests {
             }
             #expect(event.transportLoss?.action == .endCall)
             #expect(reportedAt - closedAt < 1.0, "reported \(reportedAt - closedAt) s after the close")
-            let (end, _) = try await e.first("DISCONNECTED", timeout: .seconds(5)) { $0.isState(.disconnected, of: call) }
+            let (end, _) = try await e.first("DISCONNECTED", timeout: .seconds(5)) {
+                $0.isState(.disconnected, of: call)
+            }
             #expect(end.disconnectReason(of: call) == PJSUA.transportLostReason)
             // The BYE went to the caller's Contact, over a connection of the engine's.
             try await peer.waitForOutput(containing: "bye conn=2", timeout: .seconds(5))
@@ -265,9 +277,11 @@ extension EngineTests {
         let peer = try await startDeadPeer("tcp-close", port: port, folder: folder)
         defer { peer.stop() }
         try await DeadPeerEngine.run(.tcp) { e in
-            let account = try await e.engine.addAccount(AccountConfiguration(
-                identity: "sip:engine@127.0.0.1:\(e.transport.port);transport=tcp", transport: e.transport.transport,
-                transportLossPolicy: .reinvite))
+            let account = try await e.engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:engine@127.0.0.1:\(e.transport.port);transport=tcp",
+                    transport: e.transport.transport,
+                    transportLossPolicy: .reinvite))
             let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
             try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))
@@ -292,7 +306,8 @@ extension EngineTests {
         }
     }
 
-    @Test("A call we hold (sendonly, the peer sends nothing) is not ended by the media timeout; resumed and silent it is")
+    @Test(
+        "A call we hold (sendonly, the peer sends nothing) is not ended by the media timeout; resumed and silent it is")
     func localHoldIsNotAMediaTimeout() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -301,9 +316,10 @@ extension EngineTests {
         defer { peer.stop() }
         let timeout = 2.0
         try await DeadPeerEngine.run(.udp) { e in
-            let account = try await e.engine.addAccount(AccountConfiguration(
-                identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
-                mediaInactivityTimeout: .seconds(timeout)))
+            let account = try await e.engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
+                    mediaInactivityTimeout: .seconds(timeout)))
             let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
             try await e.engine.setHold(call)
@@ -333,7 +349,9 @@ extension EngineTests {
         }
     }
 
-    @Test("With policy reinvite, a call whose peer vanished (connection closed, nothing listens) ends when the re-INVITE fails")
+    @Test(
+        "With policy reinvite, a call whose peer vanished (connection closed, nothing listens) ends when the re-INVITE fails"
+    )
     func lostTCPConnectionToVanishedPeerEndsAfterReinvite() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -346,7 +364,9 @@ extension EngineTests {
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
             try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))
             let closedAt = try peer.time(of: "closed")
-            let (event, _) = try await e.first("transport loss", timeout: .seconds(5)) { $0.transportLoss?.call == call }
+            let (event, _) = try await e.first("transport loss", timeout: .seconds(5)) {
+                $0.transportLoss?.call == call
+            }
             #expect(event.transportLoss?.action == .reinvite)
             // The new connection is refused: pjsip fails the re-INVITE itself, and the call ends.
             let (end, endedAt) = try await e.first("DISCONNECTED", timeout: .seconds(5)) {

@@ -181,7 +181,8 @@ extension Native {
             // carry music on hold or nothing; local hold (we sendonly or inactive) none.
             let direction = MediaDirection(native: m.pointee.dir)
             guard MediaStatus(native: m.pointee.status) == .active,
-                  direction == .sendReceive || direction == .receive else { continue }
+                direction == .sendReceive || direction == .receive
+            else { continue }
             let stats = UnsafeMutablePointer<pjsua_stream_stat>.allocate(capacity: 1)
             defer { stats.deallocate() }
             guard cpj_call_get_stream_stat(slot, m.pointee.index, stats) == cpj_success() else { continue }
@@ -207,17 +208,20 @@ extension Native {
                 continue
             }
             guard info.state == .confirmed, let timeout = watch.settings(of: info.account).mediaInactivityTimeout,
-                  let receiving = info.receiving
+                let receiving = info.receiving
             else {
                 watch.unwatch(call)
                 continue
             }
-            guard let silence = watch.check(
-                call, mediaIndex: receiving.mediaIndex, packets: receiving.packets, timeout: timeout, now: now)
+            guard
+                let silence = watch.check(
+                    call, mediaIndex: receiving.mediaIndex, packets: receiving.packets, timeout: timeout, now: now)
             else { continue }
-            bridge.hub.emit(.mediaInactivity(MediaInactivity(
-                call: call, mediaIndex: receiving.mediaIndex, timeout: timeout, silence: silence,
-                packetsReceived: receiving.packets)))
+            bridge.hub.emit(
+                .mediaInactivity(
+                    MediaInactivity(
+                        call: call, mediaIndex: receiving.mediaIndex, timeout: timeout, silence: silence,
+                        packetsReceived: receiving.packets)))
             end(call, slot: slot, reason: PJSUA.mediaTimeoutReason, bridge: bridge)
         }
     }
@@ -235,7 +239,8 @@ extension Native {
     /// Applies the account's policy to a call whose connection was lost. Engine thread.
     static func recoverFromTransportLoss(_ call: Call, policy: TransportLossPolicy, bridge: EngineBridge) {
         guard EngineBridge.active() === bridge, let slot = Handles.liveSlot(call),
-              readCallState(slot, call: call)?.state == .confirmed else { return }
+            readCallState(slot, call: call)?.state == .confirmed
+        else { return }
         switch policy {
         case .endCall:
             end(call, slot: slot, reason: PJSUA.transportLostReason, bridge: bridge)
@@ -262,7 +267,8 @@ extension Native {
                 try? await Task.sleep(for: .milliseconds(20))
                 bridge.executor.post {
                     guard EngineBridge.active() === bridge, let slot = Handles.liveSlot(call),
-                          readCallState(slot, call: call)?.state == .confirmed else { return }
+                        readCallState(slot, call: call)?.state == .confirmed
+                    else { return }
                     reinvite(call, slot: slot, bridge: bridge, deadline: deadline)
                 }
             }
@@ -283,7 +289,8 @@ func onTransportState(
     _ info: UnsafePointer<pjsip_transport_state_info>?
 ) {
     guard state == cpj_tp_state_disconnected(), let bridge = EngineBridge.active(),
-          let connection = Native.describeTransport(transport) else { return }
+        let connection = Native.describeTransport(transport)
+    else { return }
     let calls = bridge.deadPeers.takeCalls(on: connection)
     guard !calls.isEmpty else { return }
     let reason = info.map { PJ.describe($0.pointee.status) } ?? ""
@@ -291,7 +298,8 @@ func onTransportState(
     for call in calls where !bridge.hub.hasEnded(call) {
         let account = bridge.callAccounts.withLock { $0[call.generation] }
         let policy = bridge.deadPeers.settings(of: account).transportLossPolicy
-        bridge.hub.emit(.transportLoss(TransportLoss(call: call, connection: connection, reason: reason, action: policy)))
+        bridge.hub.emit(
+            .transportLoss(TransportLoss(call: call, connection: connection, reason: reason, action: policy)))
         actions.append((call, policy))
     }
     guard !actions.isEmpty, let transport else { return }
@@ -326,7 +334,9 @@ extension Native {
         if cpj_transport_is_shut_down(transport.pointer) == 0, ContinuousClock.now < deadline {
             Task {
                 try? await Task.sleep(for: .milliseconds(5))
-                bridge.executor.post { afterShutdown(of: transport, bridge: bridge, deadline: deadline, actions: actions) }
+                bridge.executor.post {
+                    afterShutdown(of: transport, bridge: bridge, deadline: deadline, actions: actions)
+                }
             }
             return
         }
