@@ -16,7 +16,8 @@ happened, each with time.monotonic() (CLOCK_MONOTONIC, the clock the test reads 
                     listening and reports each request that arrives afterwards with the
                     number of the connection it came on: "request METHOD conn=N T".
                     With --vanish it closes its listening socket too: new connections
-                    are refused, as for a peer that is gone.
+                    are refused, as for a peer that is gone. With --tls-cert and --tls-key
+                    every connection is TLS (sips-less: ;transport=tls URIs).
   --mode tcp-call   TCP, the other way round: calls the engine at --engine-port over a
                     connection of its own (connection 1), ACKs the 200 and closes that
                     connection like tcp-close; its Contact is its listening port.
@@ -28,6 +29,7 @@ the engine as RFC 3264 says ("reinvite DIRECTION T"). Standard library only.
 import argparse
 import re
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -77,7 +79,13 @@ class Peer:
         self.args = args
         self.tag = "deadpeer"
         self.transport = "TCP" if args.mode in ("tcp-close", "tcp-call") else "UDP"
-        self.contact = f"<sip:peer@127.0.0.1:{args.port}" + (";transport=tcp>" if self.transport == "TCP" else ">")
+        self.tls = None
+        if args.tls_cert:
+            self.transport = "TLS"
+            self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.tls.load_cert_chain(args.tls_cert, args.tls_key)
+        parameter = {"TCP": ";transport=tcp", "TLS": ";transport=tls"}.get(self.transport, "")
+        self.contact = f"<sip:peer@127.0.0.1:{args.port}{parameter}>"
         self.dialog = None  # what a request of ours in the dialog needs
         self.engine_rtp = None
         self.rtp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -110,7 +118,7 @@ class Peer:
             self.handle_response(message, send)
             return
         method = first.split(" ", 1)[0]
-        if self.transport == "TCP" and conn > 1:
+        if self.transport != "UDP" and conn > 1:
             say(f"request {method} conn={conn}")
         if method == "INVITE":
             offer = body_of(message)
@@ -291,6 +299,14 @@ class Peer:
         threading.Thread(target=self.serve, args=(connection, 1), daemon=True).start()
 
     def serve(self, connection, number):
+        if self.tls is not None:
+            try:
+                connection = self.tls.wrap_socket(connection, server_side=True)
+            except (OSError, ssl.SSLError) as error:
+                say(f"tls-failed conn={number} {error}")
+                return
+            with self.lock:
+                self.connections[number] = connection
         buffer = b""
         send = lambda text: connection.sendall(text.encode())
         while True:
@@ -329,6 +345,8 @@ def main():
     parser.add_argument("--resume-after", type=float, default=5.0)
     parser.add_argument("--close-after", type=float, default=0.5)
     parser.add_argument("--vanish", action="store_true")
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
     Peer(parser.parse_args()).run()
 
 

@@ -36,7 +36,10 @@ struct DeadPeerEngine: Sendable {
     let reference: ContinuousClock.Instant
     let referenceMonotonic: Double
 
-    static func run(_ type: TransportType, _ body: (DeadPeerEngine) async throws -> Void) async throws {
+    static func run(
+        _ type: TransportType, tls: TLSConfiguration = TLSConfiguration(),
+        _ body: (DeadPeerEngine) async throws -> Void
+    ) async throws {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         let stamped = Journal<TimestampedEvent>()
@@ -48,7 +51,7 @@ struct DeadPeerEngine: Sendable {
         let start = UInt16.random(in: 5...14) * 2000
         try await engine.start(
             Configuration(
-                transports: [TransportConfiguration(type: type, bindAddress: "127.0.0.1", port: 0)],
+                transports: [TransportConfiguration(type: type, bindAddress: "127.0.0.1", port: 0, tls: tls)],
                 media: MediaConfiguration(soundDevice: .null, rtpPorts: start...(start + 1999))))
         do {
             guard let transport = try await engine.transports().first else {
@@ -209,16 +212,27 @@ extension EngineTests {
         }
     }
 
-    @Test("A confirmed call whose TCP connection is closed is reported at once and ended (policy endCall)")
-    func lostTCPConnectionEndsTheCall() async throws {
+    @Test(
+        "A confirmed call whose TCP or TLS connection is closed is reported at once and ended (policy endCall)",
+        arguments: [TransportType.tcp, .tls])
+    func lostTCPConnectionEndsTheCall(type: TransportType) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let port = FreePort.tcpAndUDP()
-        let peer = try await startDeadPeer("tcp-close", port: port, folder: folder)
+        var tls = TLSConfiguration()
+        var peerTLS: [String] = []
+        if type == .tls {
+            let certificates = try await TestCertificates.make(in: folder)
+            tls = TLSConfiguration(caFile: certificates.caCertificate.path)
+            peerTLS = ["--tls-cert", certificates.serverCertificate.path, "--tls-key", certificates.serverKey.path]
+        }
+        let peer = try await startDeadPeer("tcp-close", port: port, folder: folder, peerTLS)
         defer { peer.stop() }
-        try await DeadPeerEngine.run(.tcp) { e in
+        let name = type == .tls ? "TLS" : "TCP"
+        try await DeadPeerEngine.run(type, tls: tls) { e in
             let account = try await e.engine.addLocalAccount(on: e.transport.transport)
-            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
+            let call = try await e.engine.makeCall(
+                to: "sip:peer@127.0.0.1:\(port);transport=\(name.lowercased())", from: account)
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
             try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))
             let closedAt = try peer.time(of: "closed")
@@ -228,7 +242,7 @@ extension EngineTests {
             let loss = try #require(event.transportLoss)
             #expect(reportedAt - closedAt < 1.0, "reported \(reportedAt - closedAt) s after the close")
             #expect(loss.action == .endCall)
-            #expect(loss.connection.hasPrefix("TCP ") && loss.connection.hasSuffix("->127.0.0.1:\(port)"), "\(loss)")
+            #expect(loss.connection.hasPrefix("\(name) ") && loss.connection.hasSuffix("->127.0.0.1:\(port)"), "\(loss)")
             let (end, endedAt) = try await e.first("DISCONNECTED", timeout: .seconds(5)) {
                 $0.isState(.disconnected, of: call)
             }
