@@ -242,7 +242,8 @@ extension EngineTests {
             let loss = try #require(event.transportLoss)
             #expect(reportedAt - closedAt < 1.0, "reported \(reportedAt - closedAt) s after the close")
             #expect(loss.action == .endCall)
-            #expect(loss.connection.hasPrefix("\(name) ") && loss.connection.hasSuffix("->127.0.0.1:\(port)"), "\(loss)")
+            #expect(loss.connection.hasPrefix("\(name) "), "\(loss)")
+            #expect(loss.connection.hasSuffix("->127.0.0.1:\(port)"), "\(loss)")
             let (end, endedAt) = try await e.first("DISCONNECTED", timeout: .seconds(5)) {
                 $0.isState(.disconnected, of: call)
             }
