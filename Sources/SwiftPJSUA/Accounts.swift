@@ -182,6 +182,18 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// 1 s to 1 day: ``PJSUA/addAccount(_:)`` throws
     /// ``PJSUAUsageError/invalidConfiguration(_:)`` for anything else.
     public var flowKeepAliveInterval: Duration = .zero
+    /// End a confirmed call whose audio receives no RTP for this long while it should (the
+    /// stream active and receiving: not while the peer holds the call with `sendonly` or
+    /// `inactive`, nor while we hold it, RFC 3264 §8.4). The engine then reports
+    /// ``PJSUAEvent/mediaInactivity(_:)``, sends BYE and reports the call
+    /// ``CallState/disconnected`` with the reason ``PJSUA/mediaTimeoutReason``. `nil` (the
+    /// default) never does. Within ``PJSUA/mediaInactivityTimeoutRange`` (1 s to 1 h); a peer
+    /// that suppresses silence without sending comfort noise needs a generous value.
+    public var mediaInactivityTimeout: Duration?
+    /// What to do with a confirmed call when the TCP or TLS connection under it closes or
+    /// fails: end it (the default) or re-INVITE over a new connection. Has no effect on
+    /// calls over UDP.
+    public var transportLossPolicy: TransportLossPolicy
 
     /// Creates an account configuration; only the identity is required.
     public init(
@@ -197,7 +209,9 @@ public struct AccountConfiguration: Sendable, Hashable {
         contactParameters: String = "",
         registerHeaders: [SIPHeader] = [],
         push: PushConfiguration? = nil,
-        isDefault: Bool = false
+        isDefault: Bool = false,
+        mediaInactivityTimeout: Duration? = nil,
+        transportLossPolicy: TransportLossPolicy = .endCall
     ) {
         self.identity = identity
         self.registrar = registrar
@@ -212,6 +226,8 @@ public struct AccountConfiguration: Sendable, Hashable {
         self.registerHeaders = registerHeaders
         self.push = push
         self.isDefault = isDefault
+        self.mediaInactivityTimeout = mediaInactivityTimeout
+        self.transportLossPolicy = transportLossPolicy
     }
 }
 

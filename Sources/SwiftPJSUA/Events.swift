@@ -60,6 +60,20 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// The player stays attached (sending nothing) until its call ends or it is stopped.
     case playbackFinished(PlaybackFinished)
 
+    /// A confirmed call's audio received no RTP for the account's
+    /// ``AccountConfiguration/mediaInactivityTimeout`` while it should have (the stream
+    /// active and receiving, not on hold either way). The engine has sent BYE; the call's
+    /// ``CallState/disconnected`` event, with the reason ``PJSUA/mediaTimeoutReason``,
+    /// follows right after.
+    case mediaInactivity(MediaInactivity)
+
+    /// The TCP or TLS connection under a confirmed call closed or failed
+    /// (`on_transport_state`), and the engine applies the account's
+    /// ``AccountConfiguration/transportLossPolicy``: with ``TransportLossPolicy/endCall`` the
+    /// call's ``CallState/disconnected`` event, with the reason ``PJSUA/transportLostReason``,
+    /// follows right after; with ``TransportLossPolicy/reinvite`` a re-INVITE goes out.
+    case transportLoss(TransportLoss)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
@@ -71,6 +85,8 @@ public enum PJSUAEvent: Sendable, Hashable {
         case .transferStatus(let call, _, _, _): call
         case .transferRequest(let call, _, _): call
         case .playbackFinished(let finished): finished.call
+        case .mediaInactivity(let payload): payload.call
+        case .transportLoss(let payload): payload.call
         }
     }
 }

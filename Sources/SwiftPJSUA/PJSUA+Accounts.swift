@@ -14,12 +14,21 @@ extension PJSUA {
     /// - Parameters:
     ///   - transport: the transport; `nil` means the first one configured.
     ///   - isDefault: make it the account for requests no other account matches.
+    ///   - mediaInactivityTimeout: end confirmed calls whose audio receives no RTP for this
+    ///     long, as ``AccountConfiguration/mediaInactivityTimeout``; `nil` never does.
+    ///   - transportLossPolicy: what to do with a confirmed call whose TCP or TLS connection
+    ///     is lost, as ``AccountConfiguration/transportLossPolicy``.
     /// - Returns: the new account's handle.
     /// - Throws: ``PJSUAUsageError`` when not running;
     ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for a transport this run of the engine
-    ///   did not create; ``PJSUAError`` when pjsua refuses.
-    public func addLocalAccount(on transport: Transport? = nil, isDefault: Bool = true) throws -> Account {
+    ///   did not create or a timeout outside ``PJSUA/mediaInactivityTimeoutRange``;
+    ///   ``PJSUAError`` when pjsua refuses.
+    public func addLocalAccount(
+        on transport: Transport? = nil, isDefault: Bool = true, mediaInactivityTimeout: Duration? = nil,
+        transportLossPolicy: TransportLossPolicy = .endCall
+    ) throws -> Account {
         let runtime = try runtime()
+        try Self.validateMediaInactivityTimeout(mediaInactivityTimeout)
         guard let transport = transport ?? runtime.transports.first else {
             throw PJSUAUsageError.invalidConfiguration("no transport")
         }
@@ -29,9 +38,12 @@ extension PJSUA {
             throw PJSUAUsageError.invalidConfiguration("unknown \(transport)")
         }
         let media = runtime.configuration.media
-        return try Native.addLocalAccount(
+        let account = try Native.addLocalAccount(
             transport: transport, isDefault: isDefault, rtpPorts: media.rtpPorts,
             rtpAddress: media.rtpAddress ?? runtime.bindAddress(of: transport))
+        runtime.bridge.deadPeers.configure(
+            account, .init(mediaInactivityTimeout: mediaInactivityTimeout, transportLossPolicy: transportLossPolicy))
+        return account
     }
 
     /// Adds an account, registering it with its registrar when it has one and
@@ -54,6 +66,7 @@ extension PJSUA {
                 rtpAddress: rtpAddress(of: configuration, runtime: runtime)
             ) { account in
                 added = account
+                runtime.bridge.deadPeers.configure(account, .init(configuration))
                 records.configure(
                     account, configuration: configuration,
                     wantsRegistration: configuration.registrar != nil && configuration.registersOnAdd)
@@ -77,6 +90,7 @@ extension PJSUA {
         try Native.modifyAccount(
             slot, effective, rtpPorts: runtime.configuration.media.rtpPorts,
             rtpAddress: rtpAddress(of: configuration, runtime: runtime))
+        runtime.bridge.deadPeers.configure(account, .init(configuration))
         runtime.bridge.accountRecords.configure(
             account, configuration: configuration, wantsRegistration: configuration.registrar != nil)
     }
@@ -123,6 +137,7 @@ extension PJSUA {
             throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxProxies) outbound proxies")
         }
         try Self.validateHeaders(configuration.registerHeaders)
+        try Self.validateMediaInactivityTimeout(configuration.mediaInactivityTimeout)
         // pjsua holds the expiry in 32-bit seconds and the engine's retry timer in 32-bit
         // milliseconds: larger values would not fit.
         guard configuration.registrationExpiry >= .seconds(1),
@@ -250,5 +265,23 @@ extension PJSUA {
         runtime.bridge.accountRecords.remove(account)
         try Native.removeAccount(Account(slot: slot, generation: account.generation))
         return outcome
+    }
+
+    /// A media-inactivity timeout must be `nil` or within ``mediaInactivityTimeoutRange``.
+    static func validateMediaInactivityTimeout(_ timeout: Duration?) throws(PJSUAUsageError) {
+        guard let timeout else { return }
+        let range = mediaInactivityTimeoutRange
+        guard range.contains(timeout) else {
+            throw .invalidConfiguration(
+                "mediaInactivityTimeout must be nil (off) or \(range.lowerBound)...\(range.upperBound), got \(timeout)")
+        }
+    }
+}
+
+extension DeadPeerWatch.Settings {
+    init(_ configuration: AccountConfiguration) {
+        self.init(
+            mediaInactivityTimeout: configuration.mediaInactivityTimeout,
+            transportLossPolicy: configuration.transportLossPolicy)
     }
 }

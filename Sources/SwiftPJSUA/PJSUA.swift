@@ -316,6 +316,7 @@ public actor PJSUA {
                 try? await Task.sleep(for: Self.lostCallSweepInterval)
                 guard !Task.isCancelled, let engine = self else { return }
                 await engine.sweepLostCalls()
+                await engine.superviseMedia()
             }
         }
     }
@@ -338,6 +339,13 @@ public actor PJSUA {
             }
         }
         lostCallSuspects = suspects
+    }
+
+    /// One media-inactivity check of every live call (see
+    /// ``AccountConfiguration/mediaInactivityTimeout``), on the engine thread.
+    func superviseMedia() {
+        guard case .running(let runtime) = lifecycle else { return }
+        Native.superviseMedia(bridge: runtime.bridge, now: .now)
     }
 
     /// Call slots pjsua holds, including calls that have delivered their terminal event

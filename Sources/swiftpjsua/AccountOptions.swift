@@ -3,11 +3,17 @@ import SwiftPJSUA
 
 /// The account options shared by `register`, `call` and `listen`:
 /// `--registrar URI --id URI --username U --password-env VAR [--realm R] [--proxy URI|none]
-/// [--transport udp|tcp|tls] [--ca-file PEM] [--expires S] [--retry S]`.
+/// [--transport udp|tcp|tls] [--ca-file PEM] [--expires S] [--retry S] [--media-timeout S|off]
+/// [--transport-loss end|reinvite]`.
 struct AccountOptions {
     static let names: Set<String> = [
         "registrar", "id", "username", "password-env", "realm", "proxy", "transport", "ca-file", "expires", "retry",
+        "media-timeout", "transport-loss",
     ]
+
+    /// How long a confirmed call may receive no RTP before the tool ends it, unless
+    /// `--media-timeout` says otherwise: a call to a vanished peer should not run forever.
+    static let defaultMediaTimeout: Duration = .seconds(30)
 
     var registrar: String?
     var identity: String?
@@ -19,6 +25,9 @@ struct AccountOptions {
     var caFile: String?
     var expires: Duration?
     var retry: Duration?
+    /// `nil`: `--media-timeout off`.
+    var mediaTimeout: Duration?
+    var transportLoss: TransportLossPolicy
 
     /// Whether an account with a registrar was asked for (otherwise a local account is used).
     var registers: Bool { registrar != nil }
@@ -31,6 +40,22 @@ struct AccountOptions {
         caFile = options.string("ca-file")
         expires = try options.seconds("expires")
         retry = try options.seconds("retry")
+        switch options.string("media-timeout") {
+        case nil: mediaTimeout = Self.defaultMediaTimeout
+        case "off", "0": mediaTimeout = nil
+        case let text?:
+            let range = PJSUA.mediaInactivityTimeoutRange
+            guard let value = Double(text), value >= 1, value <= 3600 else {
+                let bounds = "\(range.lowerBound)...\(range.upperBound)"
+                throw UsageError(message: "--media-timeout must be off or \(bounds) in seconds, not \(text)")
+            }
+            mediaTimeout = .milliseconds(Int64(value * 1000))
+        }
+        switch options.string("transport-loss") ?? "end" {
+        case "end": transportLoss = .endCall
+        case "reinvite": transportLoss = .reinvite
+        case let other: throw UsageError(message: "--transport-loss must be end or reinvite, not \(other)")
+        }
         switch options.string("transport") ?? "udp" {
         case "udp": transport = .udp
         case "tcp": transport = .tcp
@@ -77,6 +102,8 @@ struct AccountOptions {
         if let proxy { configuration.outboundProxies = [proxy] }
         if let expires { configuration.registrationExpiry = max(.seconds(1), expires) }
         if let retry { configuration.retryInterval = retry }
+        configuration.mediaInactivityTimeout = mediaTimeout
+        configuration.transportLossPolicy = transportLoss
         return configuration
     }
 }
@@ -96,7 +123,10 @@ func setUpAccount(
 ) async throws -> (Account, Bool) {
     let transport = try await engine.transports().first?.transport
     guard let configuration = options.accountConfiguration(transport: transport) else {
-        return (try await engine.addLocalAccount(), true)
+        return (
+            try await engine.addLocalAccount(
+                mediaInactivityTimeout: options.mediaTimeout, transportLossPolicy: options.transportLoss), true
+        )
     }
     let account: Account
     do {

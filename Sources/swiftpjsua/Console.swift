@@ -50,6 +50,11 @@ final class EventPrinter: Sendable {
             line("transfer-request \(name(call)) to \(target) answered \(code)")
         case .playbackFinished(let finished):
             line("playback-finished \(name(finished.call)) player \(finished.player.id)")
+        case .mediaInactivity(let inactivity):
+            let call = name(inactivity.call)
+            line("media-timeout \(call) no RTP for \(inactivity.silence) (timeout \(inactivity.timeout))")
+        case .transportLoss(let loss):
+            line("transport-lost \(name(loss.call)) \(loss.connection) \(loss.reason): \(loss.action.rawValue)")
         }
     }
 }

@@ -66,6 +66,8 @@ enum Dial {
         await engine.shutdown()
         out("final status: \(finalStatus) \(finalReason)")
         if signals.received != nil { return 130 }
-        return confirmed && (200..<300).contains(finalStatus) ? 0 : 1
+        // A call the engine ended because the peer vanished did not end well.
+        let vanished = [PJSUA.mediaTimeoutReason, PJSUA.transportLostReason].contains(finalReason)
+        return confirmed && (200..<300).contains(finalStatus) && !vanished ? 0 : 1
     }
 }

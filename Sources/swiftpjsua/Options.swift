@@ -85,6 +85,7 @@ let usage = """
                                    --stats-file: at exit, write event-delivery latency
                                    (p50/p99/max in µs)
       call URI                     place a call; exit 0 when it was confirmed and ended
+                                   (not by --media-timeout or a lost connection)
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
            [call features]
       register --registrar URI --id URI [--username U --password-env VAR] [--once]
@@ -104,6 +105,11 @@ let usage = """
       --ca-file PEM                CA certificates to trust for TLS (default: the system's)
       --expires S                  registration lifetime to ask for (default 300)
       --retry S                    seconds between attempts after a failure (default 300)
+      --media-timeout S|off        end a confirmed call that receives no RTP for S seconds
+                                   (1-3600; default 30; not while either side holds it)
+      --transport-loss end|reinvite  when the TCP/TLS connection under a confirmed call
+                                   is lost: end the call (default) or re-INVITE over a
+                                   new connection
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);

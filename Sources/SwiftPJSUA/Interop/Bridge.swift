@@ -15,6 +15,8 @@ final class EngineBridge: Sendable {
     /// accounts by slot, and a removed account's slot can go to a new account while the call
     /// lives on. Removed when the call ends.
     let callAccounts = Protected<[UInt64: Account]>([:])
+    /// Media-inactivity and lost-connection detection (settings, watches, connections).
+    let deadPeers = DeadPeerWatch()
     /// What the engine keeps per account: configuration, wanted registration, retries.
     let accountRecords = AccountRecords()
     /// How incoming REFERs are answered; read by the transfer-request callback.

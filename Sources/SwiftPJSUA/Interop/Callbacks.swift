@@ -10,9 +10,12 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
     guard let info = Native.readCallState(slot, call: call) else { return }
+    // A call the engine ended (no RTP, connection lost) says why, not what the BYE got.
+    let reason = info.state == .disconnected ? bridge.deadPeers.endReason(of: call) ?? info.reason : info.reason
+    bridge.deadPeers.observe(call, state: info.state, connection: Native.connection(of: event))
     bridge.hub.emit(.callState(
         call: call, state: info.state, sipCallID: info.sipCallID,
-        lastStatus: info.lastStatus, reason: info.reason))
+        lastStatus: info.lastStatus, reason: reason))
     if info.state == .disconnected {
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }

@@ -41,10 +41,6 @@ enum Native {
             config.max_calls = UInt32(configuration.maxCalls)
             // pjsua's worker thread pumps SIP events; the engine never polls.
             config.thread_cnt = 1
-            // RFC 5626 §4.4: a call's request that timed out over TCP or TLS retires its connection.
-            config.cb.on_call_tsx_state = { _, transaction, event in
-                _ = Native.replaceFlowAfterUnansweredRequest(transaction, event)
-            }
             config.cb.on_call_state = { onCallState($0, $1) }
             config.cb.on_incoming_call = { onIncomingCall($0, $1, $2) }
             config.cb.on_call_media_state = { onCallMediaState($0) }
@@ -52,6 +48,8 @@ enum Native {
             config.cb.on_dtmf_event = { onDTMFEvent($0, $1) }
             config.cb.on_call_transfer_status = { onTransferStatus($0, $1, $2, $3, $4) }
             config.cb.on_call_transfer_request2 = { onTransferRequest($0, $1, $2, $3) }
+            config.cb.on_call_tsx_state = { onCallTransactionState($0, $1, $2) }
+            config.cb.on_transport_state = { onTransportState($0, $1, $2) }
 
             var logging = pjsua_logging_config()
             pjsua_logging_config_default(&logging)
