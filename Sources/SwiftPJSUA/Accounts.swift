@@ -191,8 +191,8 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// that suppresses silence without sending comfort noise needs a generous value.
     public var mediaInactivityTimeout: Duration?
     /// What to do with a confirmed call when the TCP or TLS connection under it closes or
-    /// fails: end it (the default) or re-INVITE over a new connection. Has no effect on
-    /// calls over UDP.
+    /// fails: re-INVITE over a new connection and end the call only when that fails (the
+    /// default), or end it at once. Has no effect on calls over UDP.
     public var transportLossPolicy: TransportLossPolicy
 
     /// Creates an account configuration; only the identity is required.
@@ -211,7 +211,7 @@ public struct AccountConfiguration: Sendable, Hashable {
         push: PushConfiguration? = nil,
         isDefault: Bool = false,
         mediaInactivityTimeout: Duration? = nil,
-        transportLossPolicy: TransportLossPolicy = .endCall
+        transportLossPolicy: TransportLossPolicy = .reinvite
     ) {
         self.identity = identity
         self.registrar = registrar

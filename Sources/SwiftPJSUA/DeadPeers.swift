@@ -5,14 +5,15 @@
 /// died, its host went away), or the peer or a proxy closed an idle connection on purpose
 /// (RFC 3261 §18 lets either side do so; pjsip itself closes a connection it opened after
 /// 33 s without a transaction, and Kamailio after its `tcp_connection_lifetime`). The
-/// engine cannot tell them apart from the close alone.
+/// engine cannot tell them apart from the close alone, so the default asks the peer:
+/// ``reinvite``, which keeps a call whose peer answers and ends one whose peer is gone.
 public enum TransportLossPolicy: String, Sendable, Hashable, CaseIterable {
     /// End the call at once: BYE (pjsip opens a new connection for it) and a
     /// ``CallState/disconnected`` event with the reason ``PJSUA/transportLostReason``. Right
     /// when a closed connection means a vanished peer, as with a proxy that keeps its
     /// connections open (a registered account refreshes its own).
     case endCall
-    /// Keep the call and send a re-INVITE with the same offer (`pjsua_call_reinvite`), which
+    /// The default. Keep the call and send a re-INVITE with the same offer (`pjsua_call_reinvite`), which
     /// pjsip sends over a new connection to the peer's Contact (or route). If it cannot be
     /// sent, or fails without a live peer behind it (408, 481, or a timeout or transport
     /// error pjsip reports itself), the call ends with the reason

@@ -25,7 +25,7 @@ extension PJSUA {
     ///   ``PJSUAError`` when pjsua refuses.
     public func addLocalAccount(
         on transport: Transport? = nil, isDefault: Bool = true, mediaInactivityTimeout: Duration? = nil,
-        transportLossPolicy: TransportLossPolicy = .endCall
+        transportLossPolicy: TransportLossPolicy = .reinvite
     ) throws -> Account {
         let runtime = try runtime()
         try Self.validateMediaInactivityTimeout(mediaInactivityTimeout)

@@ -51,7 +51,7 @@ struct AccountOptions {
             }
             mediaTimeout = .milliseconds(Int64(value * 1000))
         }
-        switch options.string("transport-loss") ?? "end" {
+        switch options.string("transport-loss") ?? "reinvite" {
         case "end": transportLoss = .endCall
         case "reinvite": transportLoss = .reinvite
         case let other: throw UsageError(message: "--transport-loss must be end or reinvite, not \(other)")

@@ -108,8 +108,8 @@ let usage = """
       --media-timeout S|off        end a confirmed call that receives no RTP for S seconds
                                    (1-3600; default 30; not while either side holds it)
       --transport-loss end|reinvite  when the TCP/TLS connection under a confirmed call
-                                   is lost: end the call (default) or re-INVITE over a
-                                   new connection
+                                   is lost: end the call, or re-INVITE over a new
+                                   connection and end it only if that fails (default)
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);

@@ -230,7 +230,7 @@ extension EngineTests {
         defer { peer.stop() }
         let name = type == .tls ? "TLS" : "TCP"
         try await DeadPeerEngine.run(type, tls: tls) { e in
-            let account = try await e.engine.addLocalAccount(on: e.transport.transport)
+            let account = try await e.engine.addLocalAccount(on: e.transport.transport, transportLossPolicy: .endCall)
             let call = try await e.engine.makeCall(
                 to: "sip:peer@127.0.0.1:\(port);transport=\(name.lowercased())", from: account)
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
@@ -260,7 +260,7 @@ extension EngineTests {
         defer { folder.remove() }
         let port = FreePort.tcpAndUDP()
         try await DeadPeerEngine.run(.tcp) { e in
-            _ = try await e.engine.addLocalAccount(on: e.transport.transport)
+            _ = try await e.engine.addLocalAccount(on: e.transport.transport, transportLossPolicy: .endCall)
             let peer = try await startDeadPeer(
                 "tcp-call", port: port, folder: folder, ["--engine-port", "\(e.transport.port)"])
             defer { peer.stop() }
