@@ -95,6 +95,17 @@ public enum CallEndReason: String, Sendable, Hashable, CaseIterable {
         default: self = .failed
         }
     }
+
+    /// Like ``init(sipStatus:isOutgoing:)``, except that a call the engine ended because its
+    /// peer vanished (the disconnected event's reason is ``PJSUA/mediaTimeoutReason`` or
+    /// ``PJSUA/transportLostReason``, whatever its last status) is ``failed``.
+    public init(sipStatus: Int, reason: String, isOutgoing: Bool) {
+        if reason == PJSUA.mediaTimeoutReason || reason == PJSUA.transportLostReason {
+            self = .failed
+        } else {
+            self.init(sipStatus: sipStatus, isOutgoing: isOutgoing)
+        }
+    }
 }
 
 /// A user action on a call, as the call UI hands it over (CallKit: a `CXCallAction`).

@@ -292,7 +292,7 @@ public actor CallRouter {
             return
         }
         switch event {
-        case .callState(_, let state, let sipCallID, let lastStatus, _):
+        case .callState(_, let state, let sipCallID, let lastStatus, let reason):
             registry.noteCallID(sipCallID, of: entry.id)
             switch state {
             case .early, .connecting:
@@ -313,7 +313,7 @@ public actor CallRouter {
                 tracks[entry.id] = track
                 if entry.isOutgoing { provider.reportOutgoingCallConnected(entry.id) }
             case .disconnected:
-                ended(entry, track, sipStatus: lastStatus)
+                ended(entry, track, sipStatus: lastStatus, reason: reason)
             case .null, .calling, .incoming:
                 break
             }
@@ -333,7 +333,7 @@ public actor CallRouter {
     }
 
     /// The call's INVITE session ended.
-    private func ended(_ entry: CallRegistry.Entry, _ track: Track, sipStatus: Int) {
+    private func ended(_ entry: CallRegistry.Entry, _ track: Track, sipStatus: Int, reason sipReason: String = "") {
         var track = track
         noteEnded(registry.remove(entry.id) ?? entry)
         track.expiry?.cancel()
@@ -350,7 +350,7 @@ public actor CallRouter {
             tracks[entry.id] = nil
             return
         }
-        let reason = CallEndReason(sipStatus: sipStatus, isOutgoing: entry.isOutgoing)
+        let reason = CallEndReason(sipStatus: sipStatus, reason: sipReason, isOutgoing: entry.isOutgoing)
         if track.report == .reporting {
             track.endedWhileReporting = reason
             track.pendingStart = nil

@@ -149,6 +149,17 @@ struct CallRouterTests {
         #expect(provider.reportedCalls == [id])
     }
 
+    @Test("A call the engine ended for a vanished peer (media timeout, lost connection) ends failed, not remote-ended",
+          arguments: [PJSUA.mediaTimeoutReason, PJSUA.transportLostReason])
+    func vanishedPeerEndsFailed(reason: String) async throws {
+        let call = Call(slot: 0, generation: 10)
+        await router.handle(invite(call, "c1@h"))
+        let id = CallIdentity.uuid(sipCallID: "c1@h")
+        await router.handle(state(call, .confirmed, "c1@h"))
+        await router.handle(.callState(call: call, state: .disconnected, sipCallID: "c1@h", lastStatus: 200, reason: reason))
+        #expect(provider.records.last == .ended(id, .failed))
+    }
+
     @Test("A push whose INVITE never comes ends unanswered when its TTL runs out (manual clock)")
     func pushExpires() async throws {
         let outcome = try await router.handlePush(push(nil))
