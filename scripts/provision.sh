@@ -117,16 +117,18 @@ config_site() {
 # libraries leave the runtime to the executable that loads them (swift's -sanitize=address
 # links clang's); GCC's libasan would be a second, conflicting runtime, so clang it is.
 build_cc=""
+build_cxx=""
 build_cflags='-O2 -fPIC'
 build_ldflags=""
 if [ "$variant" = asan ]; then
     build_cc=$(command -v clang || true)
+    build_cxx=$(command -v clang++ || true)
     build_cflags='-O1 -g -fPIC -fsanitize=address -fno-omit-frame-pointer'
     build_ldflags='-fsanitize=address'
 fi
 recipe_hash() {
     { config_site; echo "${configure_flags[*]}"; echo "$prefix"
-      [ "$variant" != asan ] || echo "$build_cc $build_cflags $build_ldflags"; } | sha256sum | cut -c1-16
+      [ "$variant" != asan ] || echo "$build_cc $build_cxx $build_cflags $build_ldflags"; } | sha256sum | cut -c1-16
 }
 
 # pkg-config as the build will see it (an explicit version looks only in its own prefix).
@@ -287,13 +289,15 @@ stage="$build/stage"
 ldflags=$build_ldflags
 [ "$prefix" = /usr/local ] || ldflags="$ldflags -Wl,-rpath,$prefix/lib"
 if [ "$variant" = asan ]; then
-    [ -n "$build_cc" ] || die "the asan variant needs clang (the Swift toolchain's) on PATH"
-    say "compiler: $build_cc with $build_cflags"
+    [ -n "$build_cc" ] && [ -n "$build_cxx" ] || die "the asan variant needs clang and clang++ (the Swift toolchain's) on PATH"
+    say "compilers: $build_cc and $build_cxx with $build_cflags"
 fi
 (
     cd "$pjdir"
     chmod +x configure aconfigure 2>/dev/null || true
-    ./configure --prefix="$prefix" "${configure_flags[@]}" ${build_cc:+CC="$build_cc"} \
+    # Both compilers: pjproject links its libraries with the C++ one (for pjsua2), and
+    # g++ -fsanitize=address would link GCC's libasan into every libpj*.so.
+    ./configure --prefix="$prefix" "${configure_flags[@]}" ${build_cc:+CC="$build_cc"} ${build_cxx:+CXX="$build_cxx"} \
         CFLAGS="$build_cflags" LDFLAGS="$ldflags" 2>&1
     make dep 2>&1
     make -j"$(nproc)" 2>&1
