@@ -624,7 +624,7 @@ static inline pj_bool_t cpj_rfc_on_rx_request(pjsip_rx_data *rdata) {
         const pj_str_t *scheme = pjsip_uri_get_scheme(msg->line.req.uri);
         pj_bool_t stand_in = rdata->msg_info.msg_buf > rdata->pkt_info.packet && rdata->msg_info.msg_buf[-1] == '\0' &&
                              PJSIP_URI_SCHEME_IS_SIP(msg->line.req.uri) &&
-                             pj_stricmp2(&((pjsip_sip_uri *)pjsip_uri_get_uri(msg->line.req.uri))->host, "x.invalid") == 0;
+                             pj_stricmp2(&((pjsip_sip_uri *)pjsip_uri_get_uri(msg->line.req.uri))->host, "x") == 0;
         if (stand_in || !scheme ||
             (pj_stricmp2(scheme, "sip") != 0 && pj_stricmp2(scheme, "sips") != 0 && pj_stricmp2(scheme, "tel") != 0)) {
             cpj_rfc_respond(rdata, PJSIP_SC_UNSUPPORTED_URI_SCHEME, NULL, PJ_TRUE);
@@ -740,7 +740,7 @@ static inline void cpj_rfc_answer_overflow(pjsip_transport *transport, const cha
 }
 
 /* The Request-URI a request with an unknown scheme is re-read with, after a NUL marker. */
-#define CPJ_RFC_SCHEME_STAND_IN "sip:x.invalid"
+#define CPJ_RFC_SCHEME_STAND_IN "sip:x"
 
 static inline pj_bool_t cpj_rfc_is_header(const char *line, pj_size_t length, const char *name) {
     pj_size_t n = strlen(name), i = n;
@@ -760,6 +760,7 @@ static inline pj_bool_t cpj_rfc_reframe_unknown_scheme(pjsip_tp_dropped_data *dr
     char *data = (char *)dropped->data;
     pj_size_t length = dropped->len, i = 0, method_end, uri_start, uri_end, colon = 0, line_end, head_end, at;
     pj_size_t used = 0, pad, digits;
+    int pass;
     char *copy;
     const char *version = " SIP/2.0";
     pj_bool_t skipping = PJ_FALSE;
@@ -793,45 +794,57 @@ static inline pj_bool_t cpj_rfc_reframe_unknown_scheme(pjsip_tp_dropped_data *dr
     }
     copy = (char *)malloc(length);
     if (!copy) return PJ_FALSE;
-    /* Start line, then every header but the body's, then Content-Length over the rest. */
-    pj_memcpy(copy, data, method_end);
-    used = method_end;
-    pj_memcpy(copy + used, " " CPJ_RFC_SCHEME_STAND_IN " SIP/2.0\r\n", strlen(CPJ_RFC_SCHEME_STAND_IN) + 11);
-    used += strlen(CPJ_RFC_SCHEME_STAND_IN) + 11;
-    for (at = line_end; at < head_end; ) {
-        pj_size_t next = at, size;
-        while (next < head_end && data[next] != '\n') ++next;
-        size = (next < head_end ? next + 1 : next) - at;
-        if (data[at] != ' ' && data[at] != '\t') {
-            skipping = cpj_rfc_is_header(data + at, size, "Content-Length") || cpj_rfc_is_header(data + at, size, "l") ||
-                       cpj_rfc_is_header(data + at, size, "Content-Type") || cpj_rfc_is_header(data + at, size, "c");
-        }
-        if (!skipping) {
-            if (used + size + 2 > length) break;
-            pj_memcpy(copy + used, data + at, size);
-            used += size;
-            if (data[at + size - 1] != '\n') {
-                copy[used++] = '\r';
-                copy[used++] = '\n';
+    /* Start line, then every header but the body's (on a second pass, when that does not
+     * fit, only those a response copies), then Content-Length over the rest. */
+    for (pass = 0; pass < 2; ++pass) {
+        used = method_end;
+        pj_memcpy(copy, data, method_end);
+        pj_memcpy(copy + used, " " CPJ_RFC_SCHEME_STAND_IN " SIP/2.0\r\n", strlen(CPJ_RFC_SCHEME_STAND_IN) + 11);
+        used += strlen(CPJ_RFC_SCHEME_STAND_IN) + 11;
+        skipping = PJ_FALSE;
+        for (at = line_end; at < head_end; ) {
+            pj_size_t next = at, size;
+            while (next < head_end && data[next] != '\n') ++next;
+            size = (next < head_end ? next + 1 : next) - at;
+            if (data[at] != ' ' && data[at] != '\t') {
+                const char *line = data + at;
+                skipping = cpj_rfc_is_header(line, size, "Content-Length") || cpj_rfc_is_header(line, size, "l") ||
+                           cpj_rfc_is_header(line, size, "Content-Type") || cpj_rfc_is_header(line, size, "c");
+                if (pass == 1 && !skipping)
+                    skipping = !(cpj_rfc_is_header(line, size, "Via") || cpj_rfc_is_header(line, size, "v") ||
+                                 cpj_rfc_is_header(line, size, "From") || cpj_rfc_is_header(line, size, "f") ||
+                                 cpj_rfc_is_header(line, size, "To") || cpj_rfc_is_header(line, size, "t") ||
+                                 cpj_rfc_is_header(line, size, "Call-ID") || cpj_rfc_is_header(line, size, "i") ||
+                                 cpj_rfc_is_header(line, size, "CSeq"));
             }
+            if (!skipping) {
+                if (used + size + 2 > length) break;
+                pj_memcpy(copy + used, data + at, size);
+                used += size;
+                if (data[at + size - 1] != '\n') {
+                    copy[used++] = '\r';
+                    copy[used++] = '\n';
+                }
+            }
+            at += size;
         }
-        at += size;
-    }
-    /* The rewrite fills the original less its first byte exactly: the headers so far,
-     * "Content-Length: N" CRLF CRLF, then N spaces, N having `digits` digits. */
-    for (digits = 1; digits < 12; ++digits) {
-        pj_size_t fixed = used + 20 + digits, count = 1, p;
-        if (fixed > length - 1) break;
-        pad = length - 1 - fixed;
-        for (p = pad; p >= 10; p /= 10) ++count;
-        if (count != digits) continue;
-        used += (pj_size_t)pj_ansi_snprintf(copy + used, length - used, "Content-Length: %lu\r\n\r\n", (unsigned long)pad);
-        pj_memset(copy + used, ' ', pad);
-        pj_memcpy(data + 1, copy, used + pad);
-        data[0] = '\0';
-        free(copy);
-        dropped->len = 1;
-        return PJ_TRUE;
+        /* The rewrite fills the original less its first byte exactly: the headers so far,
+         * "Content-Length: N" CRLF CRLF, then N spaces, N having `digits` digits. */
+        for (digits = 1; digits < 12; ++digits) {
+            pj_size_t fixed = used + 20 + digits, count = 1, p;
+            if (fixed > length - 1) break;
+            pad = length - 1 - fixed;
+            for (p = pad; p >= 10; p /= 10) ++count;
+            if (count != digits) continue;
+            used += (pj_size_t)pj_ansi_snprintf(copy + used, length - used, "Content-Length: %lu\r\n\r\n",
+                                                (unsigned long)pad);
+            pj_memset(copy + used, ' ', pad);
+            pj_memcpy(data + 1, copy, used + pad);
+            data[0] = '\0';
+            free(copy);
+            dropped->len = 1;
+            return PJ_TRUE;
+        }
     }
     free(copy);
     return PJ_FALSE;

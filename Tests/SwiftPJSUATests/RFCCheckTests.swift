@@ -102,12 +102,20 @@ extension EngineTests {
             #expect(response?.callID == message.callID)
             #expect(await stream.closes(within: .seconds(5)))
 
-            // A fresh connection still gets answers.
+            // A fresh connection still gets answers: a 416 for an unknown scheme (its
+            // request re-read in place, body and all), then the next request on it.
             let second = try RawSIPStream(to: tcp.port)
             defer { second.close() }
+            var scheme = RawSIPRequest(method: "MESSAGE", callID: "tcp-scheme-\(UUID().uuidString)")
+            scheme.requestURI = "foo:engine@127.0.0.1"
+            scheme.contentType = "text/plain"
+            scheme.body = Array("hello".utf8)
             let options = RawSIPRequest(method: "OPTIONS", callID: "tcp-ok-\(UUID().uuidString)")
-            second.send(bytes: second.request(options, to: tcp.port))
-            #expect(await second.response(timeout: .seconds(5))?.statusCode == 200)
+            second.send(bytes: second.request(scheme, to: tcp.port) + second.request(options, to: tcp.port))
+            let unsupported = await second.response(timeout: .seconds(5))
+            #expect(unsupported?.statusCode == 416 && unsupported?.callID == scheme.callID)
+            let answered = await second.response(timeout: .seconds(5))
+            #expect(answered?.statusCode == 200 && answered?.callID == options.callID)
 
             let harness = LocalEngine(engine: engine, log: log, account: account, port: udp.port)
             try await harness.expectCallStillWorks()
@@ -157,13 +165,15 @@ extension EngineTests {
         }
     }
 
-    @Test("416: a Request-URI with a scheme other than sip, sips or tel (RFC 3261 §8.2.2.1)", arguments: ["OPTIONS", "INVITE", "MESSAGE"])
-    func rfcUnsupportedURIScheme(method: String) async throws {
+    @Test(
+        "416: a Request-URI with a scheme other than sip, sips or tel (RFC 3261 §8.2.2.1)",
+        arguments: zip(["OPTIONS", "INVITE", "MESSAGE", "OPTIONS"], ["foo:engine@127.0.0.1", "foo:engine@127.0.0.1", "urn:service:sos", "a:b"]))
+    func rfcUnsupportedURIScheme(method: String, uri: String) async throws {
         try await EngineHarness.run { h in
             let peer = try RawSIPPeer()
             defer { peer.close() }
             var request = RawSIPRequest(method: method, callID: "scheme-\(UUID().uuidString)")
-            request.requestURI = "foo:engine@127.0.0.1"
+            request.requestURI = uri
             if method == "INVITE" {
                 request.contentType = "application/sdp"
                 request.body = Array(Self.offer(port: Int(peer.port) + 2).utf8)
