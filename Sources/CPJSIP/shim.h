@@ -473,7 +473,7 @@ static inline pj_status_t cpj_verify_sip_uri(const char *text, pj_size_t length)
  *       option tags the endpoint does not list in Supported, on requests other than
  *       INVITE, ACK and CANCEL (§8.2.2.3; pjsip_inv_verify_request does INVITEs);
  *   488 an INVITE whose SDP has a NUL byte or a media port above 65535 (RFC 4566 §5.14;
- *       pjmedia would truncate the port to 16 bits).
+ *       pjmedia 2.12 truncates the port to 16 bits, 2.17's parser fails and pjsip 400s).
  * Methods the endpoint does not Allow are left alone (405 comes first, §8.2.1); ACK is
  * never answered. A TCP or TLS message too large for the buffer never reaches a module:
  * the transport manager drops it and reports it to the drop-data callback, which answers
@@ -528,9 +528,10 @@ static inline pj_bool_t cpj_rfc_sdp_is_malformed(const char *sdp, pj_size_t leng
 }
 
 /* Merged-request table: a slot per (From tag, Call-ID, CSeq) hash holding the key of the
- * server transaction of the last request seen with it. pjsip 2.12 has no such table, and
- * from 2.13 on pjsua's own check runs only for requests that reach mod-pjsua; a collision
- * only forgets a request, it never joins two. */
+ * server transaction of the last request seen with it. pjsip 2.12.1 has no merged-request
+ * check; 2.17's pjsua has one (pjsip_tsx_detect_merged_requests) for the requests that
+ * reach mod-pjsua, which gives the same 482. A collision only forgets a request, it never
+ * joins two. */
 enum { CPJ_RFC_MERGED_SLOTS = 256, CPJ_RFC_KEY_MAX = 320 };
 typedef struct {
     char merge_key[CPJ_RFC_KEY_MAX];
