@@ -19,6 +19,8 @@
 #    prefix, /opt/swift-pjsua/pjproject-VERSION, whatever else is installed: this is how
 #    `make test PJPROJECT=2.12.1` tests the oldest supported version beside the newest.
 #    2.17-noipv6 is 2.17 built without IPv6 (PJ_HAS_IPV6 0), for the test of that case.
+#    2.17-asan is 2.17 built with AddressSanitizer by the Swift toolchain's clang (so the
+#    test binary and the libraries share one ASan runtime), for `make asan`.
 #
 # Idempotent: a second run checks and returns in seconds.
 # Usage: scripts/provision.sh [--no-peers] [--pjproject VERSION]
@@ -62,7 +64,8 @@ case "$explicit" in
     "") prefix=/usr/local ;;
     "$pin_version" | "$ring_pj_version") prefix=/opt/swift-pjsua/pjproject-$explicit ;;
     "$pin_version-noipv6") prefix=/opt/swift-pjsua/pjproject-$explicit; variant=noipv6; explicit=$pin_version ;;
-    *) die "--pjproject takes $pin_version, $ring_pj_version or $pin_version-noipv6, not '$explicit'" ;;
+    "$pin_version-asan") prefix=/opt/swift-pjsua/pjproject-$explicit; variant=asan; explicit=$pin_version ;;
+    *) die "--pjproject takes $pin_version, $ring_pj_version, $pin_version-noipv6 or $pin_version-asan, not '$explicit'" ;;
 esac
 pcdir=$prefix/lib/pkgconfig
 stamp=$prefix/share/swift-pjsua/pjproject.stamp
@@ -106,9 +109,26 @@ config_site() {
         printf '\n/* The noipv6 variant, for testing a pjproject built without IPv6. */\n'
         printf '#undef PJ_HAS_IPV6\n#define PJ_HAS_IPV6 0\n'
     fi
+    if [ "$variant" = asan ]; then
+        printf '\n/* The asan variant: built with -fsanitize=address (pools as usual). */\n'
+    fi
 }
+# The compiler and flags. The asan variant: ASan instruments pjproject's own code, and the
+# libraries leave the runtime to the executable that loads them (swift's -sanitize=address
+# links clang's); GCC's libasan would be a second, conflicting runtime, so clang it is.
+build_cc=""
+build_cxx=""
+build_cflags='-O2 -fPIC'
+build_ldflags=""
+if [ "$variant" = asan ]; then
+    build_cc=$(command -v clang || true)
+    build_cxx=$(command -v clang++ || true)
+    build_cflags='-O1 -g -fPIC -fsanitize=address -fno-omit-frame-pointer'
+    build_ldflags='-fsanitize=address'
+fi
 recipe_hash() {
-    { config_site; echo "${configure_flags[*]}"; echo "$prefix"; } | sha256sum | cut -c1-16
+    { config_site; echo "${configure_flags[*]}"; echo "$prefix"
+      [ "$variant" != asan ] || echo "$build_cc $build_cxx $build_cflags $build_ldflags"; } | sha256sum | cut -c1-16
 }
 
 # pkg-config as the build will see it (an explicit version looks only in its own prefix).
@@ -266,12 +286,19 @@ say "building pjproject $version for $prefix (a minute or two on 2 cores)"
 config_site > "$pjdir/pjlib/include/pj/config_site.h"
 log="$build/build.log"
 stage="$build/stage"
-ldflags=""
-[ "$prefix" = /usr/local ] || ldflags="-Wl,-rpath,$prefix/lib"
+ldflags=$build_ldflags
+[ "$prefix" = /usr/local ] || ldflags="$ldflags -Wl,-rpath,$prefix/lib"
+if [ "$variant" = asan ]; then
+    [ -n "$build_cc" ] && [ -n "$build_cxx" ] || die "the asan variant needs clang and clang++ (the Swift toolchain's) on PATH"
+    say "compilers: $build_cc and $build_cxx with $build_cflags"
+fi
 (
     cd "$pjdir"
     chmod +x configure aconfigure 2>/dev/null || true
-    ./configure --prefix="$prefix" "${configure_flags[@]}" CFLAGS='-O2 -fPIC' LDFLAGS="$ldflags" 2>&1
+    # Both compilers: pjproject links its libraries with the C++ one (for pjsua2), and
+    # g++ -fsanitize=address would link GCC's libasan into every libpj*.so.
+    ./configure --prefix="$prefix" "${configure_flags[@]}" ${build_cc:+CC="$build_cc"} ${build_cxx:+CXX="$build_cxx"} \
+        CFLAGS="$build_cflags" LDFLAGS="$ldflags" 2>&1
     make dep 2>&1
     make -j"$(nproc)" 2>&1
     make install DESTDIR="$stage" 2>&1

@@ -86,6 +86,8 @@ enum Native {
             // Answer requests no module handles (an out-of-dialog BYE, an unknown method)
             // instead of leaving the peer to time out.
             try PJ.check(cpj_register_unhandled_request_responder(), "pjsip_endpt_register_module")
+            // Answer malformed requests pjsip accepts or drops (513, 400, 416, 482, 420, 488).
+            try PJ.check(cpj_register_rfc_checks(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
