@@ -33,6 +33,39 @@ extension EngineTests {
     }
 }
 
+extension EngineTests {
+    /// A beep per key press is the natural use of one-shot tones. Each generator used to stay
+    /// on the conference bridge until its call ended: one long call pressing keys filled the
+    /// engine's bridge (2077 beeps with this build's slots), and then no new call could be
+    /// answered (488).
+    @Test("One-shot tones leave the bridge once played; a looping one stays until stopped")
+    func oneShotTonesLeaveTheBridge() async throws {
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.first("audio on the callee") { $0.hasActiveAudio(callee) }
+            let beep = [Tone(frequency: 500, duration: .milliseconds(1))]
+            var beeps: [TonePlayer] = []
+            // Key presses: a few beeps at a time (a burst of hundreds at once takes the bridge
+            // seconds to play, each one relinking every source of the call).
+            for _ in 0..<10 {
+                for _ in 0..<10 { beeps.append(try await h.engine.playTones(beep, into: caller)) }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let device = try await h.engine.playTonesToSoundDevice(beep)
+            let looping = try await h.engine.playTones(beep, into: caller, loop: true)
+            // Removed within a sweep or two of their end: stopping them finds nothing.
+            try await Task.sleep(for: .milliseconds(1500))
+            var stillOn = 0
+            for player in beeps + [device] {
+                do { try await h.engine.stop(player); stillOn += 1 } catch PJSUAUsageError.unknownMediaPort {}
+            }
+            #expect(stillOn == 0, "\(stillOn) of \(beeps.count + 1) one-shot players were still on the bridge")
+            try await h.engine.stop(looping)
+            try await h.engine.hangup(caller)
+        }
+    }
+}
+
 @Suite("Tone values")
 struct ToneValueTests {
     /// Characters whose upper case is more than one character (ß → SS, the ﬁ ligature → FI)
