@@ -152,8 +152,8 @@ extension Native {
 }
 
 /// A pjmedia tone generator on the bridge (`cpj_tonegen_start` in the shim).
-/// `@unchecked Sendable`: the pointers are only used by `removeFromBridge`, once, on the
-/// engine thread (guarded by `removed`).
+/// `@unchecked Sendable`: the pointers are only used on the engine thread: by
+/// `removeFromBridge`, once (guarded by `removed`), and by `hasFinished` before that.
 final class TonePort: BridgePort, @unchecked Sendable {
     let slot: pjsua_conf_port_id
     /// The call it plays into; `nil` for the sound device.
@@ -175,8 +175,8 @@ final class TonePort: BridgePort, @unchecked Sendable {
         self.pool = pool
     }
 
-    /// Played once and done: nothing left to play (`pjmedia_tonegen_is_busy`, which takes
-    /// the generator's lock). Engine thread, while on the bridge.
+    /// Played once and done: nothing left to play (`pjmedia_tonegen_is_busy`, a read of
+    /// the count the clock thread sets to 0 at the end). Engine thread, while on the bridge.
     var hasFinished: Bool {
         once && !removed.load(ordering: .acquiring) && pjmedia_tonegen_is_busy(port) == 0
     }
