@@ -133,15 +133,27 @@ do {
     FileHandle.standardError.write(Data("swiftpjsua-ivr: \(error)\n".utf8))
     exit(64)
 }
-let prompt = try options.prompt ?? synthesize(options.say ?? "")
+if let file = options.prompt, !FileManager.default.isReadableFile(atPath: file) {
+    FileHandle.standardError.write(Data("swiftpjsua-ivr: cannot read the prompt \(file)\n".utf8))
+    exit(64)
+}
 let engine = PJSUA()
 let events = engine.events
-try await engine.start(Configuration(
-    transports: [TransportConfiguration(type: .udp, bindAddress: options.bind, port: options.port)],
-    media: MediaConfiguration(soundDevice: .null)))
-_ = try await engine.addLocalAccount()
-if let transport = try await engine.transports().first {
-    say("ivr listening on \(transport.host):\(transport.port)")
+let prompt: String
+// An error thrown at top level traps: say what failed and exit instead.
+do {
+    prompt = try options.prompt ?? synthesize(options.say ?? "")
+    try await engine.start(Configuration(
+        transports: [TransportConfiguration(type: .udp, bindAddress: options.bind, port: options.port)],
+        media: MediaConfiguration(soundDevice: .null)))
+    _ = try await engine.addLocalAccount()
+    if let transport = try await engine.transports().first {
+        say("ivr listening on \(transport.host):\(transport.port)")
+    }
+} catch {
+    FileHandle.standardError.write(Data("swiftpjsua-ivr: \(error)\n".utf8))
+    await engine.shutdown()
+    exit(1)
 }
 let signals = DispatchSource.makeSignalSource(signal: SIGTERM)
 signal(SIGTERM, SIG_IGN)

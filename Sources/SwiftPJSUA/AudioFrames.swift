@@ -136,7 +136,8 @@ extension AudioFrameStream: Hashable {
 /// how much is waiting. **Underflow.** When the queue runs empty after the first write, the
 /// call gets silence for that frame, counted in ``underflows``.
 ///
-/// Writes run one after another in the order they were made (the writer is an actor).
+/// Samples go out in the order the writes were made, also when several tasks write at
+/// once (the writer is an actor; a write waiting for room may send later writes' samples).
 /// After the call ends or the writer is stopped, writing throws
 /// ``PJSUAUsageError/unknownMediaPort``.
 public actor AudioFrameWriter {
@@ -182,6 +183,8 @@ public actor AudioFrameWriter {
         if padding, !pending.isEmpty, pending.count % size != 0 {
             pending.append(contentsOf: repeatElement(0, count: size - pending.count % size))
         }
+        // Frames sent are taken out of `pending` before every suspension: another write may
+        // run on the actor while this one waits, and it must find only what is still unsent.
         var offset = 0
         defer { pending.removeFirst(offset) }
         while pending.count - offset >= size {
@@ -189,6 +192,8 @@ public actor AudioFrameWriter {
             if port.write(pending[offset..<offset + size]) {
                 offset += size
             } else {
+                pending.removeFirst(offset)
+                offset = 0
                 try await Task.sleep(for: port.format.frameDuration)
             }
         }

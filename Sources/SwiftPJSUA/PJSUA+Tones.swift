@@ -4,7 +4,8 @@ extension PJSUA {
     /// Plays `tones` into a call (the far end hears them, mixed with anything else the call
     /// sends), once or over and over. The link is kept across media changes; the generator
     /// is removed when the call ends or by ``stop(_:)-(TonePlayer)``. A sequence played once
-    /// leaves silence when it ends.
+    /// leaves silence when it ends, and its generator is removed within a second after (it
+    /// would otherwise hold a conference slot, which calls need too, until the call ends).
     ///
     /// Wraps `pjmedia_tonegen_create`, `pjmedia_tonegen_play`, `pjsua_conf_add_port` and
     /// `pjsua_conf_connect`. See ``Tone`` for call-progress presets and DTMF tones (as audio;
@@ -29,7 +30,8 @@ extension PJSUA {
     }
 
     /// Plays `tones` to the local sound device (local ringback, a busy tone after a
-    /// rejected call), once or over and over, until ``stop(_:)-(TonePlayer)`` or shutdown.
+    /// rejected call), once (removed within a second after the end) or over and over, until
+    /// ``stop(_:)-(TonePlayer)`` or shutdown.
     /// Wraps the same pjmedia calls as ``playTones(_:into:loop:)``, connecting to the sound
     /// device's conference slot (0).
     /// - Throws: as ``playTones(_:into:loop:)``, less the unknown call.
@@ -41,7 +43,7 @@ extension PJSUA {
 
     /// Stops tones and removes their generator. Wraps `pjsua_conf_remove_port`.
     /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when they were already stopped (or
-    ///   their call ended).
+    ///   their call ended, or, played once, they finished and were removed).
     public func stop(_ tones: TonePlayer) throws {
         guard Native.detach(bridge: try runtime().bridge, port: tones.port, of: tones.call) else {
             throw PJSUAUsageError.unknownMediaPort

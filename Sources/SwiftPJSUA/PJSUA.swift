@@ -342,10 +342,12 @@ public actor PJSUA {
     }
 
     /// One media-inactivity check of every live call (see
-    /// ``AccountConfiguration/mediaInactivityTimeout``), on the engine thread.
+    /// ``AccountConfiguration/mediaInactivityTimeout``), and finished one-shot tones off
+    /// the bridge, on the engine thread.
     func superviseMedia() {
         guard case .running(let runtime) = lifecycle else { return }
         Native.superviseMedia(bridge: runtime.bridge, now: .now)
+        Native.removeFinishedTones(bridge: runtime.bridge)
     }
 
     /// Call slots pjsua holds, including calls that have delivered their terminal event

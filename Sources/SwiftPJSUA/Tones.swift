@@ -31,7 +31,9 @@ public struct Tone: Sendable, Hashable {
         let keys: [[Character]] = [["1", "2", "3", "A"], ["4", "5", "6", "B"], ["7", "8", "9", "C"], ["*", "0", "#", "D"]]
         let rows = [697, 770, 852, 941]
         let columns = [1209, 1336, 1477, 1633]
-        let key = Character(digit.uppercased())
+        // Upper case may be several characters (ß → SS): none of those is a key.
+        let upper = digit.uppercased()
+        guard upper.count == 1, let key = upper.first else { return nil }
         for (r, row) in keys.enumerated() {
             if let c = row.firstIndex(of: key) {
                 return Tone(frequency: rows[r], secondFrequency: columns[c], duration: duration, pause: pause)

@@ -65,3 +65,32 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    /// An IVR that cannot start says why and exits with a status, instead of trapping on an
+    /// error thrown at top level; a prompt file it cannot read is refused before it answers
+    /// anyone (it would otherwise answer every caller and hang up at once).
+    @Test("IVR example: a missing prompt file and a transport that cannot bind exit with a message, not a crash")
+    func ivrExampleRefusesBadSetup() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let prompt = folder.file("prompt.wav")
+        try WAVAudio.tone(frequency: 700, duration: .milliseconds(200), amplitude: 0.2).write(to: prompt)
+        let cases: [(name: String, arguments: [String], status: Int32, says: String)] = [
+            ("ivr-no-prompt", ["--port", String(FreePort.udp()), "--prompt", folder.file("missing.wav").path],
+             64, "missing.wav"),
+            ("ivr-bad-bind", ["--port", String(FreePort.udp()), "--bind", "999.1.1.1", "--prompt", prompt.path],
+             1, "pjsua_transport_create"),
+        ]
+        for c in cases {
+            let ivr = try PeerProcess(
+                c.name, executable: Repository.executable("swiftpjsua-ivr").path, arguments: c.arguments,
+                folder: folder, environment: ["SWIFT_BACKTRACE": "enable=no"])
+            defer { ivr.stop() }
+            let status = try await ivr.waitForExit(timeout: .seconds(10))
+            #expect(status == c.status, "\(c.name): \(ivr.output)")
+            #expect(ivr.output.contains(c.says), "\(c.name): \(ivr.output)")
+            #expect(!ivr.output.contains("Fatal error"), "\(c.name): \(ivr.output)")
+        }
+    }
+}

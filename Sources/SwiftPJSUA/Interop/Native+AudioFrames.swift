@@ -152,18 +152,33 @@ extension Native {
 }
 
 /// A pjmedia tone generator on the bridge (`cpj_tonegen_start` in the shim).
-/// `@unchecked Sendable`: the pointers are only used by `removeFromBridge`, once, on the
-/// engine thread (guarded by `removed`).
+/// `@unchecked Sendable`: the pointers are only used on the engine thread: by
+/// `removeFromBridge`, once (guarded by `removed`), and by `hasFinished` before that.
 final class TonePort: BridgePort, @unchecked Sendable {
     let slot: pjsua_conf_port_id
+    /// The call it plays into; `nil` for the sound device.
+    let call: Call?
+    /// Plays its sequence once (not in a loop).
+    let once: Bool
     private let port: UnsafeMutablePointer<pjmedia_port>
     private let pool: UnsafeMutablePointer<pj_pool_t>
     private let removed = Atomic<Bool>(false)
 
-    fileprivate init(slot: pjsua_conf_port_id, port: UnsafeMutablePointer<pjmedia_port>, pool: UnsafeMutablePointer<pj_pool_t>) {
+    fileprivate init(
+        slot: pjsua_conf_port_id, call: Call?, once: Bool, port: UnsafeMutablePointer<pjmedia_port>,
+        pool: UnsafeMutablePointer<pj_pool_t>
+    ) {
         self.slot = slot
+        self.call = call
+        self.once = once
         self.port = port
         self.pool = pool
+    }
+
+    /// Played once and done: nothing left to play (`pjmedia_tonegen_is_busy`, a read of
+    /// the count the clock thread sets to 0 at the end). Engine thread, while on the bridge.
+    var hasFinished: Bool {
+        once && !removed.load(ordering: .acquiring) && pjmedia_tonegen_is_busy(port) == 0
     }
 
     @discardableResult
@@ -196,7 +211,7 @@ extension Native {
         var slot = pjsua_conf_port_id(cpj_invalid_id())
         let status = cpj_tonegen_start(&descriptions, UInt32(descriptions.count), loop ? 1 : 0, &port, &pool, &slot)
         guard status == cpj_success(), let port, let pool else { throw PJ.error(status, "pjmedia_tonegen_play") }
-        let tonePort = TonePort(slot: slot, port: port, pool: pool)
+        let tonePort = TonePort(slot: slot, call: call, once: !loop, port: port, pool: pool)
         bridge.livePorts.withLock { $0[ObjectIdentifier(tonePort)] = tonePort }
         if let call {
             bridge.media.withLock { plan in
@@ -208,5 +223,17 @@ extension Native {
             pjsua_conf_connect(slot, 0)
         }
         return TonePlayer(generation: nextGeneration(), call: call, port: tonePort)
+    }
+}
+
+extension Native {
+    /// Takes tone generators that played their sequence once and are done off the bridge,
+    /// so that one-shot tones (a beep per key press) do not hold conference slots, which
+    /// every call's audio needs too, until their call ends. Engine thread.
+    static func removeFinishedTones(bridge: EngineBridge) {
+        let finished = bridge.livePorts.withLock { ports in
+            ports.values.compactMap { $0 as? TonePort }.filter(\.once)
+        }.filter(\.hasFinished)
+        for port in finished { detach(bridge: bridge, port: port, of: port.call) }
     }
 }
