@@ -438,17 +438,23 @@ static inline unsigned cpj_tonegen_max_tones(void) { return PJMEDIA_TONEGEN_MAX_
 
 static inline pj_status_t cpj_tonegen_start(
     const pjmedia_tone_desc *tones, unsigned count, int loop,
-    pjmedia_port **out_port, pj_pool_t **out_pool, pjsua_conf_port_id *slot) {
+    pjmedia_port **out_port, pj_pool_t **out_pool, pjsua_conf_port_id *slot, const char **failed) {
     pj_pool_t *pool;
     pjmedia_port *port = NULL;
     pj_status_t status;
     if (!tones || count == 0 || count > PJMEDIA_TONEGEN_MAX_DIGITS) return PJ_EINVAL;
     pool = pjsua_pool_create("swiftpjsua-tones", 1024, 1024);
     if (!pool) return PJ_ENOMEM;
+    *failed = "pjmedia_tonegen_create";
     status = pjmedia_tonegen_create(pool, 16000, 1, 320, 16, 0, &port);
-    if (status == PJ_SUCCESS)
+    if (status == PJ_SUCCESS) {
+        *failed = "pjmedia_tonegen_play";
         status = pjmedia_tonegen_play(port, count, tones, loop ? PJMEDIA_TONEGEN_LOOP : 0);
-    if (status == PJ_SUCCESS) status = pjsua_conf_add_port(pool, port, slot);
+    }
+    if (status == PJ_SUCCESS) {
+        *failed = "pjsua_conf_add_port";
+        status = pjsua_conf_add_port(pool, port, slot);
+    }
     if (status != PJ_SUCCESS) {
         if (port) pjmedia_port_destroy(port);
         pj_pool_release(pool);

@@ -36,7 +36,6 @@ enum Listen {
             return 1
         }
         let echoTotals = Echo.Totals()
-        var echoTasks: [Task<Void, Never>] = []
         var attached: Set<Call> = []
         var mediaCalls = 0
         var callCount = 0
@@ -71,7 +70,7 @@ enum Listen {
                         printer.line("recording \(call) to \(file)")
                     }
                     if echo {
-                        echoTasks.append(try await Echo.start(on: call, engine: engine, totals: echoTotals))
+                        try await Echo.start(on: call, engine: engine, totals: echoTotals)
                         printer.detail("echoing \(call)")
                     }
                 } catch {
@@ -88,7 +87,7 @@ enum Listen {
             var report = "calls=\(callCount)\n\(await delivery.value.line("delivery"))\n"
             if echo {
                 // Every echo loop ends once shutdown has taken its frame ports off the bridge.
-                for task in echoTasks { await task.value }
+                await echoTotals.waitForLoops(upTo: .seconds(2))
                 report += echoTotals.line() + "\n"
             }
             do {
@@ -118,10 +117,21 @@ enum Echo {
     /// Frames echoed, dropped (the loop fell behind) and underflows (silence sent for want
     /// of a frame) over every call, for `--stats-file`.
     final class Totals: Sendable {
-        private let counts = Mutex<(calls: Int, frames: Int, dropped: Int, underflows: Int)>((0, 0, 0, 0))
+        private let counts = Mutex<(calls: Int, frames: Int, dropped: Int, underflows: Int, running: Int)>((0, 0, 0, 0, 0))
+
+        func started() { counts.withLock { $0.running += 1 } }
+
+        /// Returns once every loop has added its totals, or after `limit`.
+        func waitForLoops(upTo limit: Duration) async {
+            let deadline = ContinuousClock.now + limit
+            while counts.withLock({ $0.running }) > 0, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
 
         func add(frames: Int, dropped: Int, underflows: Int) {
             counts.withLock {
+                $0.running -= 1
                 $0.calls += 1
                 $0.frames += frames
                 $0.dropped += dropped
@@ -135,10 +145,11 @@ enum Echo {
         }
     }
 
-    static func start(on call: Call, engine: PJSUA, totals: Totals) async throws -> Task<Void, Never> {
+    static func start(on call: Call, engine: PJSUA, totals: Totals) async throws {
         let received = try await engine.audioFrames(of: call, format: format, buffer: .milliseconds(200))
         let writer = try await engine.audioFrameWriter(for: call, format: format, buffer: .milliseconds(60))
-        return Task {
+        totals.started()
+        Task {
             // Ends with the call: the stream finishes, or a write throws once it is gone.
             var frames = 0
             for await frame in received {

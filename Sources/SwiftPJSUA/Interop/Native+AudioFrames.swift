@@ -209,8 +209,12 @@ extension Native {
         var port: UnsafeMutablePointer<pjmedia_port>?
         var pool: UnsafeMutablePointer<pj_pool_t>?
         var slot = pjsua_conf_port_id(cpj_invalid_id())
-        let status = cpj_tonegen_start(&descriptions, UInt32(descriptions.count), loop ? 1 : 0, &port, &pool, &slot)
-        guard status == cpj_success(), let port, let pool else { throw PJ.error(status, "pjmedia_tonegen_play") }
+        var failed: UnsafePointer<CChar>?
+        let status = cpj_tonegen_start(
+            &descriptions, UInt32(descriptions.count), loop ? 1 : 0, &port, &pool, &slot, &failed)
+        guard status == cpj_success(), let port, let pool else {
+            throw PJ.error(status, failed.map { String(cString: $0) } ?? "pjmedia_tonegen_create")
+        }
         let tonePort = TonePort(slot: slot, call: call, once: !loop, port: port, pool: pool)
         bridge.livePorts.withLock { $0[ObjectIdentifier(tonePort)] = tonePort }
         if let call {
