@@ -111,7 +111,7 @@ extension Native {
             plan.bridgePorts[call.generation, default: []].append(port)
         }
         bridge.livePorts.withLock { $0[ObjectIdentifier(port)] = port }
-        connectNow(bridge: bridge, call: call)
+        connect(bridge: bridge, call: call, source: port.sends ? slot : nil, sink: port.receives ? slot : nil)
         return port
     }
 
@@ -222,7 +222,7 @@ extension Native {
                 plan.sources[call.generation, default: []].append(slot)
                 plan.bridgePorts[call.generation, default: []].append(tonePort)
             }
-            connectNow(bridge: bridge, call: call)
+            connect(bridge: bridge, call: call, source: slot, sink: nil)
         } else {
             pjsua_conf_connect(slot, 0)
         }

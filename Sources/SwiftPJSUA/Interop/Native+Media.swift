@@ -111,6 +111,18 @@ extension Native {
     /// The pjproject build's call limit (`PJSUA_MAX_CALLS`).
     static var buildCallLimit: Int { Int(cpj_max_calls()) }
 
+    /// Links one newly attached port to `call`'s audio slots, as a source of what the call
+    /// sends or a sink of what it receives, without re-applying the call's other links:
+    /// attaching N ports costs N connects, not N² (each a queued operation on 2.15+'s
+    /// bridge). The media plan already holds the port, so later media changes re-link it.
+    static func connect(bridge: EngineBridge, call: Call, source: pjsua_conf_port_id?, sink: pjsua_conf_port_id?) {
+        guard let slot = Handles.liveSlot(call), let info = readCallInfo(slot, call: call) else { return }
+        for own in info.audioConferenceSlots {
+            if let source { pjsua_conf_connect(source, own) }
+            if let sink { pjsua_conf_connect(own, sink) }
+        }
+    }
+
     /// Conference slots of `call`'s audio streams, read on the engine thread.
     static func connectNow(bridge: EngineBridge, call: Call) {
         guard let slot = Handles.liveSlot(call), let info = readCallInfo(slot, call: call) else { return }
@@ -136,7 +148,7 @@ extension Native {
             $0.sources[call.generation, default: []].append(port)
             $0.players[call.generation, default: []].append(player)
         }
-        connectNow(bridge: bridge, call: call)
+        connect(bridge: bridge, call: call, source: port, sink: nil)
         return player
     }
 
@@ -148,7 +160,7 @@ extension Native {
             $0.sinks[call.generation, default: []].append(port)
             $0.recorders[call.generation, default: []].append(recorder)
         }
-        connectNow(bridge: bridge, call: call)
+        connect(bridge: bridge, call: call, source: nil, sink: port)
         return recorder
     }
 
