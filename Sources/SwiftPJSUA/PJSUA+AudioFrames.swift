@@ -69,13 +69,4 @@ extension PJSUA {
             throw PJSUAUsageError.unknownMediaPort
         }
     }
-
-    /// A port attached while the call was ending (its callback may have run first) is
-    /// released at once, and the call reported unknown.
-    private func releaseIfEnded(_ call: Call, runtime: Runtime) throws {
-        if runtime.bridge.hub.hasEnded(call) {
-            Native.releaseMedia(bridge: runtime.bridge, of: call)
-            throw PJSUAUsageError.unknownCall(call)
-        }
-    }
 }

@@ -19,10 +19,7 @@ extension PJSUA {
         let runtime = try runtime()
         _ = try liveSlot(call)
         let player = try Native.attachPlayer(bridge: runtime.bridge, call: call, file: file, loop: loop)
-        if runtime.bridge.hub.hasEnded(call) {
-            Native.releaseMedia(bridge: runtime.bridge, of: call)
-            throw PJSUAUsageError.unknownCall(call)
-        }
+        try releaseIfEnded(call, runtime: runtime)
         return player
     }
 
@@ -39,11 +36,17 @@ extension PJSUA {
         let runtime = try runtime()
         _ = try liveSlot(call)
         let recorder = try Native.attachRecorder(bridge: runtime.bridge, call: call, file: file)
+        try releaseIfEnded(call, runtime: runtime)
+        return recorder
+    }
+
+    /// Media attached while the call was ending (its end callback may have run first, and
+    /// then found nothing to release) is released at once, and the call reported unknown.
+    func releaseIfEnded(_ call: Call, runtime: Runtime) throws {
         if runtime.bridge.hub.hasEnded(call) {
             Native.releaseMedia(bridge: runtime.bridge, of: call)
             throw PJSUAUsageError.unknownCall(call)
         }
-        return recorder
     }
 
     /// Stops and destroys a player before its call ends, returning once pjmedia has closed

@@ -22,10 +22,7 @@ extension PJSUA {
         let runtime = try runtime()
         _ = try liveSlot(call)
         let player = try Native.attachTones(bridge: runtime.bridge, call: call, tones: try Self.checked(tones), loop: loop)
-        if runtime.bridge.hub.hasEnded(call) {
-            Native.releaseMedia(bridge: runtime.bridge, of: call)
-            throw PJSUAUsageError.unknownCall(call)
-        }
+        try releaseIfEnded(call, runtime: runtime)
         return player
     }
 

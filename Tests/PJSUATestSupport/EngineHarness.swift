@@ -45,7 +45,7 @@ public struct EngineHarness: Sendable {
     /// range, where sipp and ``FreePort`` take theirs). pjsua allocates RTP ports upwards from
     /// the start of the range and gives up after 100 bound pairs in a row, so engines in
     /// parallel test processes that all start at the default 4000 run out under load.
-    static func randomRTPPorts() -> ClosedRange<UInt16> {
+    public static func randomRTPPorts() -> ClosedRange<UInt16> {
         let start = UInt16.random(in: 5...14) * 2000
         return start...(start + 1999)
     }

@@ -48,11 +48,10 @@ struct DeadPeerEngine: Sendable {
             for await event in stream { stamped.append(event) }
             stamped.finish()
         }
-        let start = UInt16.random(in: 5...14) * 2000
         try await engine.start(
             Configuration(
                 transports: [TransportConfiguration(type: type, bindAddress: "127.0.0.1", port: 0, tls: tls)],
-                media: MediaConfiguration(soundDevice: .null, rtpPorts: start...(start + 1999))))
+                media: MediaConfiguration(soundDevice: .null, rtpPorts: EngineHarness.randomRTPPorts())))
         do {
             guard let transport = try await engine.transports().first else {
                 throw TimedOut(what: "a transport", seen: [])
@@ -68,6 +67,16 @@ struct DeadPeerEngine: Sendable {
             await engine.shutdown()
             throw error
         }
+    }
+
+    /// Calls the dead peer on 127.0.0.1:`port` from an account on this engine's transport
+    /// with the given media inactivity timeout.
+    func callPeer(at port: UInt16, mediaInactivityTimeout timeout: Duration) async throws -> Call {
+        let account = try await engine.addAccount(
+            AccountConfiguration(
+                identity: "sip:engine@127.0.0.1:\(transport.port)", transport: transport.transport,
+                mediaInactivityTimeout: timeout))
+        return try await engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
     }
 
     /// The first event matching `predicate` and when it was raised (CLOCK_MONOTONIC seconds).
@@ -144,11 +153,7 @@ extension EngineTests {
         defer { peer.stop() }
         let timeout = 2.0
         try await DeadPeerEngine.run(.udp) { e in
-            let account = try await e.engine.addAccount(
-                AccountConfiguration(
-                    identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
-                    mediaInactivityTimeout: .seconds(timeout)))
-            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+            let call = try await e.callPeer(at: port, mediaInactivityTimeout: .seconds(timeout))
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
             try await peer.waitForOutput(containing: "rtp-stopped", timeout: .seconds(10))
             let stoppedAt = try peer.time(of: "rtp-stopped")
@@ -185,11 +190,7 @@ extension EngineTests {
         defer { peer.stop() }
         let timeout = 2.0
         try await DeadPeerEngine.run(.udp) { e in
-            let account = try await e.engine.addAccount(
-                AccountConfiguration(
-                    identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
-                    mediaInactivityTimeout: .seconds(timeout)))
-            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+            let call = try await e.callPeer(at: port, mediaInactivityTimeout: .seconds(timeout))
             try await e.log.first("remote hold") { $0.hasAudio(.remoteHold, call) }
             try await peer.waitForOutput(containing: "resumed", timeout: .seconds(10))
             let resumedAt = try peer.time(of: "resumed")
@@ -331,11 +332,7 @@ extension EngineTests {
         defer { peer.stop() }
         let timeout = 2.0
         try await DeadPeerEngine.run(.udp) { e in
-            let account = try await e.engine.addAccount(
-                AccountConfiguration(
-                    identity: "sip:engine@127.0.0.1:\(e.transport.port)", transport: e.transport.transport,
-                    mediaInactivityTimeout: .seconds(timeout)))
-            let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+            let call = try await e.callPeer(at: port, mediaInactivityTimeout: .seconds(timeout))
             try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
             try await e.engine.setHold(call)
             try await e.log.first("local hold") { $0.hasAudio(.localHold, call) }
