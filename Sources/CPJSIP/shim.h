@@ -491,6 +491,8 @@ static inline pj_status_t cpj_status_enomem(void) { return PJ_ENOMEM; }
 static inline pj_status_t cpj_status_einvaliduri(void) { return PJSIP_EINVALIDURI; }
 static inline pj_status_t cpj_status_esessionterminated(void) { return PJSIP_ESESSIONTERMINATED; }
 static inline pj_status_t cpj_status_esessionstate(void) { return PJSIP_ESESSIONSTATE; }
+/* No default sound device (PJMEDIA_EAUD_NODEFDEV): a machine without audio hardware. */
+static inline pj_status_t cpj_status_aud_nodefdev(void) { return PJMEDIA_EAUD_NODEFDEV; }
 
 /* PJSIP_ERRNO_FROM_SIP_STATUS / PJSIP_ERRNO_TO_SIP_STATUS are function-like macros. */
 static inline pj_status_t cpj_status_from_sip(int code) { return PJSIP_ERRNO_FROM_SIP_STATUS(code); }

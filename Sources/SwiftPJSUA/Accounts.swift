@@ -194,6 +194,13 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// fails: re-INVITE over a new connection and end the call only when that fails (the
     /// default), or end it at once. Has no effect on calls over UDP.
     public var transportLossPolicy: TransportLossPolicy
+    /// An edit of the account's `pjsua_acc_config`, run on the engine thread after the
+    /// engine filled it from these properties and just before `pjsua_acc_add` (or
+    /// `pjsua_acc_modify`); `nil` (the default) for none. Afterwards the engine puts back
+    /// `user_data` (the handle's identity) and `register_on_acc_add` (the engine sends the
+    /// first REGISTER itself). Compares by identity (see ``NativeAdjustment``). See
+    /// <doc:EscapeHatch> for what it voids.
+    public var nativeAdjustment: NativeAccountAdjustment?
 
     /// Creates an account configuration; only the identity is required.
     public init(

@@ -124,7 +124,9 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
     let account = try AccountOptions(options)
     var config = Configuration(
         transports: [account.transportConfiguration(bind: options.string("bind") ?? "127.0.0.1", port: port)],
-        userAgent: "swiftpjsua")
+        userAgent: "swiftpjsua",
+        // The tool plays and records files and runs on servers: no sound hardware.
+        media: MediaConfiguration(soundDevice: .null))
     if let level = try options.int("log-level", in: 0...6) {
         config.logLevel = level
         config.logHandler = level > 0 ? StandardErrorLog() : nil

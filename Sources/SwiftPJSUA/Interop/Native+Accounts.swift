@@ -78,6 +78,8 @@ extension Native {
             // pjsua_acc_add only logs a failure to start registering; register here instead,
             // so that a registration that cannot even be sent fails the add.
             config.register_on_acc_add = 0
+            // The user data holds the handle's generation, given once the account exists.
+            config.user_data = nil
             try ensureRoomForAccount()
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
@@ -170,7 +172,11 @@ extension Native {
             }
         }
         defer { if let pool { pj_pool_release(pool) } }
+        // The app's edit comes last; `body` then sets what the engine's bookkeeping needs
+        // (the handle's user data, registering after the add).
+        account.nativeAdjustment?.apply(to: &config, strings: NativeStrings(scope))
         try body(&config)
+        withExtendedLifetime(scope) {}
     }
 
     static func accountInfo(_ account: Account, lastOutcome: RegistrationOutcome?) throws(PJSUAError) -> AccountInfo {

@@ -40,6 +40,8 @@ extension Native {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         cpj_call_setting_audio_only(&setting)
+        let scope = StringScope()
+        adjustCallSetting(&setting, scope: scope)
         var slot = pjsua_call_id(cpj_invalid_id())
         // The generation goes in as the call's user data, so it is in place before the
         // first callback for the call runs.
@@ -50,6 +52,7 @@ extension Native {
                     account, &target, &setting, UnsafeMutableRawPointer(bitPattern: UInt(generation)), data, &slot)
             }
         }
+        withExtendedLifetime(scope) {}
         try PJ.check(status, "pjsua_call_make_call")
         return Call(slot: slot, generation: generation)
     }
@@ -58,7 +61,11 @@ extension Native {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         cpj_call_setting_audio_only(&setting)
+        let scope = StringScope()
+        adjustCallSetting(&setting, scope: scope)
         let status = withMessageData(headers) { pjsua_call_answer2(slot, &setting, UInt32(statusCode), nil, $0) }
+        // Strings an adjustment pointed the setting at live until pjsua has copied it.
+        withExtendedLifetime(scope) {}
         try PJ.check(status, "pjsua_call_answer2")
     }
 

@@ -82,6 +82,11 @@ enum Native {
             media.thread_cnt = ownMediaWorker ? 1 : 0
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
+            let adjustments = configuration.nativeAdjustments
+            adjust(&config, with: adjustments.ua, maxCalls: configuration.maxCalls, scope: scope)
+            adjust(&logging, with: adjustments.logging, scope: scope)
+            adjust(&media, with: adjustments.media, scope: scope)
+            callSettingAdjustment.withLock { $0 = adjustments.callSetting }
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
             // Answer requests no module handles (an out-of-dialog BYE, an unknown method)
             // instead of leaving the peer to time out.
@@ -102,11 +107,14 @@ enum Native {
                 if transport.type == .tls || transport.type == .tls6 {
                     applyTLS(transport.tls, to: &tcfg.tls_setting, scope: scope)
                 }
+                transport.nativeAdjustment?.apply(to: &tcfg, strings: NativeStrings(scope))
                 var id = pjsua_transport_id(cpj_invalid_id())
                 try PJ.check(pjsua_transport_create(transport.type.native, &tcfg, &id), "pjsua_transport_create")
                 transports.append(Transport(id: id))
             }
 
+            // Strings the adjustments and transports point at live until pjsua has copied them.
+            withExtendedLifetime(scope) {}
             try PJ.check(pjsua_start(), "pjsua_start")
             if configuration.media.soundDeviceActivation == .automatic {
                 try attachSoundDevice(configuration.media.soundDevice)
@@ -171,6 +179,7 @@ enum Native {
     /// also skips its fixed one-second pause.
     static func destroy() {
         pjsua_destroy2(UInt32(PJSUA_DESTROY_NO_RX_MSG.rawValue))
+        callSettingAdjustment.withLock { $0 = nil }
     }
 
     /// Accounts with a live registration.
@@ -199,9 +208,11 @@ enum Native {
         case .null:
             try PJ.check(pjsua_set_null_snd_dev(), "pjsua_set_null_snd_dev")
         case .systemDefault:
+            // A user who never chose a device gets this one: say which option fits a machine
+            // without audio hardware instead of only pjmedia's text.
             try PJ.check(
                 pjsua_set_snd_dev(PJMEDIA_AUD_DEFAULT_CAPTURE_DEV, PJMEDIA_AUD_DEFAULT_PLAYBACK_DEV),
-                "pjsua_set_snd_dev")
+                "pjsua_set_snd_dev", subject: SoundDevice.systemDefaultFailureHint)
         }
     }
 
@@ -209,6 +220,20 @@ enum Native {
         _ = pjsua_set_no_snd_dev()
     }
 
+}
+
+extension SoundDevice {
+    /// Appended to the error when the system's default device cannot be opened.
+    static let systemDefaultFailureHint =
+        "the system's default sound device (MediaConfiguration.soundDevice = .systemDefault, the default) "
+        + "could not be opened; on a server or a machine without audio hardware set "
+        + "MediaConfiguration.soundDevice = .null"
+}
+
+extension PJSUAError.Code {
+    /// `PJMEDIA_EAUD_NODEFDEV`: the system has no default sound device (a machine without
+    /// audio hardware); ``PJSUA/start(_:)`` throws it with ``SoundDevice/systemDefault``.
+    public static var noDefaultSoundDevice: Self { .init(rawValue: cpj_status_aud_nodefdev()) }
 }
 
 // MARK: - Enum mappings
