@@ -57,7 +57,7 @@ extension EngineTests {
     func invitesRacingAccountRemoval() async throws {
         let engine = PJSUA()
         let log = EventLog(engine.events)
-        try await engine.start(Configuration(transports: loopbackUDP, maxCalls: 64))
+        try await engine.start(Configuration(transports: loopbackUDP, maxCalls: 64, media: nullSound))
         defer { Task { await engine.shutdown() } }
         let port = try #require(try await engine.transports().first?.port)
         // Whatever reaches the app is answered at once with 486.

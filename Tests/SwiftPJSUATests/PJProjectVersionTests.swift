@@ -126,15 +126,15 @@ extension EngineTests {
     func withoutIPv6TypedErrors() async throws {
         let engine = PJSUA()
         await #expect {
-            try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1")]))
+            try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1")], media: nullSound))
         } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
         // Nothing was left running: an IPv4 start works, and an IPv6 RTP address is refused.
-        try await engine.start(Configuration(transports: loopbackUDP, media: MediaConfiguration(rtpAddress: "::1")))
+        try await engine.start(Configuration(transports: loopbackUDP, media: MediaConfiguration(soundDevice: .null, rtpAddress: "::1")))
         await #expect {
             try await engine.addLocalAccount()
         } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
         await engine.shutdown()
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
         let log = EventLog(engine.events)

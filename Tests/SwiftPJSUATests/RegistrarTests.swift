@@ -165,7 +165,7 @@ extension EngineTests {
         let log = EventLog(engine.events)
         let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], timers: timers))
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound, timers: timers))
         let interval = Duration.seconds(2)
         let alice = try await engine.addAccount(Self.account("alice", at: kamailio, retry: interval))
         try await log.first("registered") { $0.isRegistration(of: alice, active: true) }
@@ -210,7 +210,7 @@ extension EngineTests {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]))
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         let tcp = try #require(try await engine.transports().first)
         #expect(tcp.type == .tcp)
         let alice = try await engine.addAccount(Self.account("alice", at: kamailio, transport: tcp.transport))
@@ -238,7 +238,7 @@ extension EngineTests {
             let engine = PJSUA()
             let log = EventLog(engine.events)
             try await engine.start(Configuration(transports: [TransportConfiguration(
-                type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))]))
+                type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))], media: nullSound))
             let tls = try await engine.transports().first?.transport
             let alice = try await engine.addAccount(
                 Self.account("alice", at: kamailio, transport: tls, registrar: registrar))
@@ -274,7 +274,7 @@ extension EngineTests {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)]))
+            transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)], media: nullSound))
         let alice = try await engine.addAccount(AccountConfiguration(
             identity: "sip:alice@[::1]:\(port6)", registrar: "sip:[::1]:\(port6)",
             credentials: [.password(Kamailio.passwords["alice"] ?? "", username: "alice")]))
