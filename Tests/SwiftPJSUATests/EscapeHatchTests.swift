@@ -165,6 +165,32 @@ extension EngineTests {
         #expect(seen.values.allSatisfy { $0 == "pjsua-engine" }, "\(seen)")
     }
 
+    @Test("Media and logging adjustments: 40 ms RTP packets, log lines without pjlib's time stamp")
+    func mediaAndLoggingAdjustments() async throws {
+        let lines = LineLog()
+        var adjustments = NativeAdjustments()
+        // The codec's packet time (pjsua_media_config.ptime), which the engine does not model:
+        // 40 ms of PCMU is 320 payload bytes per RTP packet instead of the 160 of 20 ms.
+        adjustments.media = NativeAdjustment { $0.ptime = 40 }
+        adjustments.logging = NativeAdjustment { $0.decor = UInt32(PJ_LOG_HAS_SENDER.rawValue | PJ_LOG_HAS_NEWLINE.rawValue) }
+        try await EngineHarness.run(logHandler: lines, logLevel: 4, nativeAdjustments: adjustments) { h in
+            for codec in try await h.engine.codecs() where !codec.id.hasPrefix("PCMU/") {
+                try await h.engine.setCodecPriority(codec.id, 0)
+            }
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
+            try await h.log.first("audio") { $0.hasActiveAudio(caller) }
+            try await h.poll("10 RTP packets from the caller") { try await $0.streamStatistics(caller).packetsSent >= 10 }
+            let sent = try await h.engine.streamStatistics(caller)
+            #expect(sent.bytesSent == sent.packetsSent * 320, "\(sent)")
+            try await h.engine.hangup(caller)
+            try await h.log.first("callee DISCONNECTED") { $0.isState(.disconnected, of: callee) }
+        }
+        // pjsip's message trace of the INVITE, from after pjsua_init applied the decoration.
+        let trace = lines.lines.filter { $0.contains("Request msg INVITE") }
+        #expect(!trace.isEmpty)
+        #expect(!trace.contains { $0.firstMatch(of: #/^\s*\d\d:\d\d:\d\d\.\d{3}/#) != nil }, "\(trace)")
+    }
+
     @Test("Adjustments that clear pjsua's callbacks, worker thread and handle data cannot break the engine")
     func nativeAdjustmentsCannotBreakTheEngine() async throws {
         var adjustments = NativeAdjustments()
@@ -202,4 +228,11 @@ extension EngineTests {
             #expect(!h.log.events.contains { $0.isRegistration(of: account) })
         }
     }
+}
+
+/// Every log line, in order.
+private final class LineLog: PJSUALogHandler {
+    private let received = Protected<[String]>([])
+    func log(level: Int, message: String) { received.withLock { $0.append(message) } }
+    var lines: [String] { received.withLock { $0 } }
 }
