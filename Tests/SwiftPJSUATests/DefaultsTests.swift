@@ -52,6 +52,50 @@ extension EngineTests {
         await engine.shutdown()
     }
 
+    @Test("Default transports on a port whose TCP side is taken: start throws and releases the UDP side")
+    func defaultTransportsPortCollision() async throws {
+        let port = FreePort.tcpAndUDP()
+        // A TCP listener holds the port, as another SIP stack on 5060 would.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(bound == 0 && listen(listener, 4) == 0)
+        var configuration = Configuration(media: nullSound)
+        configuration.transports = configuration.transports.map { transport in
+            var transport = transport
+            transport.bindAddress = "127.0.0.1"
+            transport.port = port
+            return transport
+        }
+        let engine = PJSUA()
+        do {
+            try await engine.start(configuration)
+            await engine.shutdown()
+            Issue.record("start on a taken TCP port did not throw")
+        } catch let error as PJSUAError {
+            #expect(error.function == "pjsua_transport_create", "\(error)")
+        }
+        #expect(await !engine.isRunning)
+        #expect(!FreePort.isUDPBound(port))
+        // Port 0: each transport gets a free port of its own.
+        configuration.transports = configuration.transports.map { transport in
+            var transport = transport
+            transport.port = 0
+            return transport
+        }
+        try await engine.start(configuration)
+        let running = try await engine.transports()
+        #expect(running.map(\.type) == [.udp, .tcp])
+        #expect(running.allSatisfy { $0.port != 0 })
+        await engine.shutdown()
+    }
+
     /// The account of `user` at `kamailio`, with its password.
     private static func kamailioAccount(_ user: String, at kamailio: Kamailio, transport: Transport? = nil) -> AccountConfiguration {
         AccountConfiguration(

@@ -4,10 +4,9 @@ import PJSUATestSupport
 import SwiftPJSUA
 import Testing
 
-/// The pjlib name of the calling thread, or "unregistered" for a thread pjlib does not know.
-private func currentThreadName() -> String {
-    guard pj_thread_is_registered() != 0, let name = pj_thread_get_name(pj_thread_this()) else { return "unregistered" }
-    return String(cString: name)
+extension PJSUA {
+    /// The thread the engine's actor runs on (its executor's thread).
+    fileprivate func engineThread() -> pthread_t { pthread_self() }
 }
 
 /// A UDP SIP peer on 127.0.0.1 that reads requests as text and answers them with a status
@@ -113,34 +112,37 @@ extension EngineTests {
     func nativeAdjustmentsReachTheWire() async throws {
         let sink = try RequestSink()
         defer { sink.close() }
-        let threads = Protected<[String: String]>([:])
+        let threads = Protected<[String: pthread_t]>([:])
         let transportPort = FreePort.udp()
         var adjustments = NativeAdjustments()
         // A global outbound proxy (pjsua_config.outbound_proxy): the engine models only
         // per-account proxies.
         adjustments.ua = NativeAdjustment { config, strings in
-            threads.withLock { $0["ua"] = currentThreadName() }
+            threads.withLock { $0["ua"] = pthread_self() }
             config.outbound_proxy_cnt = 1
             config.outbound_proxy.0 = strings.pjString("<sip:127.0.0.1:\(sink.port);lr>")
         }
-        adjustments.logging = NativeAdjustment { _ in threads.withLock { $0["logging"] = currentThreadName() } }
-        adjustments.media = NativeAdjustment { _ in threads.withLock { $0["media"] = currentThreadName() } }
+        adjustments.logging = NativeAdjustment { _ in threads.withLock { $0["logging"] = pthread_self() } }
+        adjustments.media = NativeAdjustment { _ in threads.withLock { $0["media"] = pthread_self() } }
         // An INVITE without an offer (RFC 3261 §13.2.1: the offer comes in the 2xx).
         adjustments.callSetting = NativeAdjustment { setting in
-            threads.withLock { $0["call"] = currentThreadName() }
+            threads.withLock { $0["call"] = pthread_self() }
             setting.flag |= UInt32(PJSUA_CALL_NO_SDP_OFFER.rawValue)
         }
         var transport = TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)
         transport.nativeAdjustment = NativeTransportAdjustment { config in
-            threads.withLock { $0["transport"] = currentThreadName() }
+            threads.withLock { $0["transport"] = pthread_self() }
             config.port = UInt32(transportPort)
         }
+        let engineThread = Protected<pthread_t?>(nil)
         try await EngineHarness.run(transports: [transport], nativeAdjustments: adjustments) { h in
+            let thread = await h.engine.engineThread()
+            engineThread.withLock { $0 = thread }
             #expect(h.transport.port == transportPort)
             // RFC 4028 session timers, which the engine does not model.
             var alice = AccountConfiguration(identity: "sip:alice@127.0.0.1")
             alice.nativeAdjustment = NativeAccountAdjustment { config in
-                threads.withLock { $0["account"] = currentThreadName() }
+                threads.withLock { $0["account"] = pthread_self() }
                 config.use_timer = PJSUA_SIP_TIMER_ALWAYS
                 config.timer_setting.sess_expires = 1234
                 config.timer_setting.min_se = 90
@@ -162,7 +164,9 @@ extension EngineTests {
         }
         let seen = threads.withLock { $0 }
         #expect(Set(seen.keys) == ["ua", "logging", "media", "call", "transport", "account"], "\(seen)")
-        #expect(seen.values.allSatisfy { $0 == "pjsua-engine" }, "\(seen)")
+        let engine = try #require(engineThread.withLock { $0 })
+        #expect(seen.values.allSatisfy { pthread_equal($0, engine) != 0 }, "\(seen) vs \(engine)")
+        #expect(pthread_equal(pthread_self(), engine) == 0)
     }
 
     @Test("Media and logging adjustments: 40 ms RTP packets, log lines without pjlib's time stamp")
