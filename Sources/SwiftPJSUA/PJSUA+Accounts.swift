@@ -206,7 +206,7 @@ extension PJSUA {
 
     /// The configuration an account was added or last modified with.
     /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle or a local account.
-    public func accountConfiguration(_ account: Account) throws -> AccountConfiguration {
+    public func accountConfiguration(_ account: Account) throws(PJSUAUsageError) -> AccountConfiguration {
         let runtime = try runtime()
         _ = try liveSlot(account)
         guard let configuration = runtime.bridge.accountRecords.configuration(of: account) else {
@@ -286,7 +286,7 @@ extension PJSUA {
     }
 
     /// Every account, in pjsua's order. Wraps `pjsua_enum_accs`.
-    public func accounts() throws -> [Account] {
+    public func accounts() throws(PJSUAUsageError) -> [Account] {
         _ = try runtime()
         return Native.accounts()
     }

@@ -366,7 +366,7 @@ public actor PJSUA {
     /// running. At ``Configuration/maxCalls`` held slots, ``makeCall(to:from:)`` throws
     /// ``PJSUAError/Code/tooMany``. Wraps `pjsua_call_get_count`.
     /// - Throws: ``PJSUAUsageError`` when not running.
-    public func callSlotsInUse() throws -> Int {
+    public func callSlotsInUse() throws(PJSUAUsageError) -> Int {
         _ = try runtime()
         return Native.activeCallCount()
     }
