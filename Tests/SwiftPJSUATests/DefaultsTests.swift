@@ -187,7 +187,7 @@ final class SIPSizeLog: PJSUALogHandler {
 extension PJSUAEvent {
     /// The last SIP status of a call's DISCONNECTED event.
     var finalStatus: Int? {
-        if case .callState(_, .disconnected, _, let status, _) = self { return status }
+        if case .callState(let change) = self, change.state == .disconnected { return change.lastStatus }
         return nil
     }
 }
