@@ -37,7 +37,7 @@ PJ_LIBDIR = $(shell $(PKGCONF) --variable=libdir libpjproject 2>/dev/null)
 LINK_FLAGS = $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR))
 SWIFT_FLAGS = --scratch-path $(SCRATCH) -c $(CONFIG) $(LINK_FLAGS) $(if $(SANITIZE),--sanitize=$(SANITIZE))
 
-.PHONY: all provision scratch build demo test asan bench format clean
+.PHONY: all provision scratch snippets build demo test docs-check asan bench format clean
 
 all: build
 
@@ -67,7 +67,15 @@ scratch: provision
 TOOL_SCRATCH = $(SCRATCH)/tool
 STATIC_TOOL = $(if $(SANITIZE),,$(abspath $(TOOL_SCRATCH))/$(CONFIG)/swiftpjsua)
 
-build: scratch
+# Every ```swift block of the README and the DocC articles becomes a function of the
+# DocSnippetTests target, compiled (never run) by `swift test`: a block that stops
+# compiling fails `make test` with the Markdown file and line. The file is generated before
+# every build rather than checked in, so what compiles is always the docs as they are now
+# (nothing to forget to regenerate); it is rewritten only when a block changed.
+snippets:
+	@python3 scripts/doc-snippets.py
+
+build: scratch snippets
 	$(SWIFT) build $(SWIFT_FLAGS)
 	$(if $(STATIC_TOOL),$(SWIFT) build --scratch-path $(TOOL_SCRATCH) -c $(CONFIG) $(LINK_FLAGS) --static-swift-stdlib --product swiftpjsua)
 
