@@ -24,6 +24,8 @@ Conventions in the Markdown, for what a reader should not have to see:
       let call: Call = placeholder()
       -->
 
+  No setup line may start with `@`: DocC reads such a line as a directive even inside an
+  HTML comment (write `import CallKit`, not `@preconcurrency import CallKit`).
 - `<!-- snippet-if: canImport(CallKit) -->` compiles the block only where the condition
   holds (`#if`), for Apple-only code; on Linux such a block is not compiled.
 
