@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write every ```swift block of the README and the DocC articles into one Swift file that
+"""Write every ```swift block of the README, the DocC articles and the libraries' `///`
+comments (all of which DocC renders) into one Swift file that
 the DocSnippetTests target compiles (and never runs), so a block that stops compiling fails
 `make test`.
 
@@ -7,12 +8,13 @@ the DocSnippetTests target compiles (and never runs), so a block that stops comp
     python3 scripts/doc-snippets.py --check    # exit 1 if that file is not what the docs give
 
 Each block becomes the body of an `async throws` function nobody calls; a block that
-declares a type, protocol, extension or function at its top level is emitted at file level
+declares a type, protocol or extension at its top level (an unindented line) is emitted at file level
 instead. `import` lines (of the block or its setup) are moved to the top of the file, under
 the block's `snippet-if` condition if it has one. The generated file carries
 `#sourceLocation` lines, so the compiler's errors name the Markdown file and line.
 
-Conventions in the Markdown, for what a reader should not have to see:
+Conventions in the Markdown (in a doc comment, the same lines after `///`), for what a
+reader should not have to see:
 - A fence other than ```swift (```sh, ```json, a bare ```) is not compiled: shell, output,
   pseudo-code.
 - An HTML comment right before the fence (blank lines between are allowed) gives hidden
@@ -51,16 +53,36 @@ DECLARATION = re.compile(
 )
 
 
+# The libraries whose doc comments DocC renders.
+LIBRARIES = ["SwiftPJSUA", "SwiftPJSUAKit"]
+DOC_COMMENT = re.compile(r"^\s*/// ?(.*)$")
+
+
 def sources():
     files = [ROOT / "README.md"]
     files += sorted(ROOT.glob("Sources/*/*.docc/**/*.md"))
     files += sorted(ROOT.glob("docs/*.md"))
+    for library in LIBRARIES:
+        files += sorted((ROOT / "Sources" / library).glob("**/*.swift"))
     return [f for f in files if f.is_file()]
+
+
+def markdown_lines(path):
+    """The file's lines as Markdown: a Swift file's `///` comments, with every other line
+    blanked out to a line no fence matches (so a block never spans two comments)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if path.suffix != ".swift":
+        return lines
+    out = []
+    for line in lines:
+        match = DOC_COMMENT.match(line)
+        out.append(match.group(1) if match else "\x00")
+    return out
 
 
 def blocks(path):
     """Yield (first code line number, code lines, setup lines, condition) per swift block."""
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = markdown_lines(path)
     i = 0
     while i < len(lines):
         match = FENCE.match(lines[i])
@@ -69,7 +91,7 @@ def blocks(path):
             continue
         indent, fence, language = match.groups()
         end = i + 1
-        while end < len(lines) and not lines[end].strip().startswith(fence):
+        while end < len(lines) and lines[end] != "\x00" and not lines[end].strip().startswith(fence):
             end += 1
         if language == "swift":
             setup, condition = comments_before(lines, i)
