@@ -7,7 +7,7 @@ parameter, no unknown directive).
 
 `make docs-check` runs it after `swift package dump-symbol-graph --minimum-access-level
 public`, which writes SCRATCH/<triple>/symbolgraph/ from the modules `make build` already
-compiled (no second build). Per module it:
+compiled (no second build), its output in SCRATCH/docs/dump-symbol-graph.log. Per module it:
 
 1. reads MODULE.symbols.json and MODULE@*.symbols.json (its extensions of other modules'
    types) and reports every public or open symbol declared in Sources/ whose doc comment is
@@ -38,9 +38,16 @@ DOCC = os.environ.get("DOCC") or shutil.which("docc") or "/opt/swift/usr/bin/doc
 def symbol_graph_dir(scratch):
     dirs = sorted(glob.glob(os.path.join(scratch, "*", "symbolgraph")))
     if not dirs:
-        sys.exit(f"docs-check: no symbol graphs under {scratch}/*/symbolgraph "
-                 "(run swift package dump-symbol-graph first)")
+        no_graph(scratch, f"no symbol graphs under {scratch}/*/symbolgraph")
     return pathlib.Path(dirs[0])
+
+
+def no_graph(scratch, what):
+    """Stop with dump-symbol-graph's log, which says why a graph is missing."""
+    log = pathlib.Path(scratch) / "docs" / "dump-symbol-graph.log"
+    if log.exists():
+        sys.stdout.write(log.read_text(encoding="utf-8", errors="replace")[-20000:])
+    sys.exit(f"docs-check: {what} (swift package dump-symbol-graph failed?)")
 
 
 def graphs(directory, module):
@@ -84,7 +91,7 @@ def main():
     for module in modules:
         files = graphs(directory, module)
         if not files[0].exists():
-            sys.exit(f"docs-check: {files[0]} is missing")
+            no_graph(scratch, f"{files[0]} is missing")
         missing = undocumented(files, module)
         for file, line, message in missing:
             print(f"{file}:{line}: error: {message}")
