@@ -104,6 +104,8 @@ public struct PushConfiguration: Sendable, Hashable {
     ///   - teamID: the developer team ID, for example `ABCDE12345`.
     ///   - bundleID: the app's bundle ID; `.voip` is appended for the VoIP push topic.
     ///   - token: the PushKit device token as hexadecimal text.
+    ///   - scope: which Contacts carry the parameters: REGISTER's alone
+    ///     (``Scope/registerOnly``, the default) or every request's.
     public static func apns(teamID: String, bundleID: String, token: String, scope: Scope = .registerOnly) -> PushConfiguration {
         PushConfiguration(provider: "apns", parameter: "\(teamID).\(bundleID).voip", resourceID: token, scope: scope)
     }

@@ -97,8 +97,8 @@ public enum CallEndReason: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Like ``init(sipStatus:isOutgoing:)``, except that a call the engine ended because its
-    /// peer vanished (the disconnected event's reason is ``PJSUA/mediaTimeoutReason`` or
-    /// ``PJSUA/transportLostReason``, whatever its last status) is ``failed``.
+    /// peer vanished (the disconnected event's reason is `PJSUA.mediaTimeoutReason` or
+    /// `PJSUA.transportLostReason`, whatever its last status) is ``failed``.
     public init(sipStatus: Int, reason: String, isOutgoing: Bool) {
         if reason == PJSUA.mediaTimeoutReason || reason == PJSUA.transportLostReason {
             self = .failed
