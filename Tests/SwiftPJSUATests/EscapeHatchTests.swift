@@ -169,6 +169,28 @@ extension EngineTests {
         #expect(pthread_equal(pthread_self(), engine) == 0)
     }
 
+    @Test("An account adjustment given to modifyAccount applies to the account's next INVITE")
+    func accountAdjustmentOnModify() async throws {
+        let sink = try RequestSink()
+        defer { sink.close() }
+        try await EngineHarness.run { h in
+            var alice = AccountConfiguration(identity: "sip:alice@127.0.0.1", transport: h.transport.transport)
+            let account = try await h.engine.addAccount(alice)
+            alice.nativeAdjustment = NativeAccountAdjustment { config in
+                config.use_timer = PJSUA_SIP_TIMER_ALWAYS
+                config.timer_setting.sess_expires = 4321
+            }
+            try await h.engine.modifyAccount(account, alice)
+            let call = try await h.engine.makeCall(to: "sip:sink@127.0.0.1:\(sink.port)", from: account)
+            let invite = try #require(await sink.request("INVITE", timeout: .seconds(10)))
+            #expect(headerValues("Session-Expires", in: invite.text).first?.hasPrefix("4321") == true, "\(invite.text)")
+            sink.respond(to: invite, status: "486 Busy Here")
+            try await h.log.first("DISCONNECTED") { $0.isState(.disconnected, of: call) }
+            // The handle survived the modification (its generation is in pjsua's user data).
+            #expect(try await h.engine.accountInfo(account).account == account)
+        }
+    }
+
     @Test("Media and logging adjustments: 40 ms RTP packets, log lines without pjlib's time stamp")
     func mediaAndLoggingAdjustments() async throws {
         let lines = LineLog()

@@ -73,7 +73,8 @@ public struct NativeAdjustment<Struct>: Sendable, Hashable {
 
 /// C copies of Swift strings for an adjustment to point a struct's `pj_str_t` and `char *`
 /// fields at. They stay valid until the pjsua function the struct is passed to has returned
-/// (pjsua copies the strings of every struct the engine hands it); do not keep them.
+/// (pjsua copies these structs' strings, or is done with them, before it returns); do not
+/// keep them.
 ///
 /// Only usable inside the ``NativeAdjustment`` closure it is passed to, on the engine thread.
 public final class NativeStrings {
