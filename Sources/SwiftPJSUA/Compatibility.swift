@@ -33,7 +33,9 @@ extension Configuration {
     ///   - logLevel: pjsip's log verbosity, 0 to 6.
     ///   - userAgent: the `User-Agent` header value.
     @available(*, deprecated, message: "use init(transports:userAgent:logLevel:logHandler:maxCalls:media:timers:)")
-    public init(port: UInt32, transport: TransportType = .udp, logLevel: UInt32 = 4, userAgent: String = "swift-pjsua") {
+    public init(
+        port: UInt32, transport: TransportType = .udp, logLevel: UInt32 = 4, userAgent: String = "swift-pjsua"
+    ) {
         self.init(
             transports: UInt16(exactly: port).map { [TransportConfiguration(type: transport, port: $0)] } ?? [],
             userAgent: userAgent,
