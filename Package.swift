@@ -63,7 +63,8 @@ let package = Package(
             path: "Tests/KitTestSupport"),
         // A program written against the earlier iOS-only swift-pjsua's API, in a module of
         // its own as an app would be; SwiftPJSUATests runs it (EarlierAPICompatTests.swift).
-        .target(name: "EarlierAPICompat", dependencies: ["SwiftPJSUA"], path: "Tests/EarlierAPICompat"),
+        .target(
+            name: "EarlierAPICompat", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"], path: "Tests/EarlierAPICompat"),
         // The Kit's engine tests live here, in the serialized EngineTests suite: pjsua is one
         // per process and both test targets run in one process (see KitOrderingTests.swift).
         .testTarget(

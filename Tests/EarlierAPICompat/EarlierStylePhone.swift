@@ -1,4 +1,6 @@
+import Foundation
 import SwiftPJSUA
+import SwiftPJSUAKit
 
 // A program written against the earlier iOS-only swift-pjsua: every call its README's usage
 // showed, with the earlier names and labels (`PJSUA()`, `start(.init(port:transport:))`,
@@ -40,6 +42,9 @@ public protocol EarlierStyleSteps: Sendable {
     func muteAndSendDigits(_ call: Call, digits: String) async throws
     /// `hangupAll()`, which the earlier package had non-throwing: called without `try`.
     func hangUpEverything() async
+    /// The Kit's UUID of a call with no server UUID, both earlier ways:
+    /// `CallIdentity.uuid(serverProvided:sipCallID:)` and `UUID(version5:namespace:)`.
+    static func callUUIDs(sipCallID: String) -> [UUID]
 }
 
 /// The lines the program's event loop writes.
@@ -127,5 +132,13 @@ public final class EarlierStylePhone: EarlierStyleSteps {
     @available(*, deprecated, message: "written with the earlier swift-pjsua's names on purpose")
     public func hangUpEverything() async {
         await phone.hangupAll()
+    }
+
+    @available(*, deprecated, message: "written with the earlier swift-pjsua's names on purpose")
+    public static func callUUIDs(sipCallID: String) -> [UUID] {
+        [
+            CallIdentity.uuid(serverProvided: nil, sipCallID: sipCallID),
+            UUID(version5: sipCallID, namespace: CallIdentity.namespace),
+        ]
     }
 }
