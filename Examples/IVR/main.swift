@@ -72,12 +72,13 @@ func serve(_ call: Call, engine: PJSUA, options: IVROptions, prompt: String) asy
         try await engine.answer(call)
         for await event in events {
             switch event {
-            case .callMediaState(_, let media) where prompting == nil && media.contains(where: { $0.type == .audio && $0.status == .active }):
+            case .callMediaState(let mediaChange) where prompting == nil && mediaChange.media.contains(where: { $0.type == .audio && $0.status == .active }):
                 prompting = try await engine.play(file: prompt, into: call)
                 say("\(call): prompt")
             case .playbackFinished(let finished) where finished.player == prompting:
                 say("\(call): prompt done")
-            case .dtmf(_, let digit, _, _):
+            case .dtmf(let received):
+                let digit = received.digit
                 say("\(call): digit \(digit)")
                 if let player = prompting { try? await engine.stop(player) }
                 switch digit {
@@ -110,7 +111,8 @@ func serve(_ call: Call, engine: PJSUA, options: IVROptions, prompt: String) asy
                 default:
                     break
                 }
-            case .transferStatus(_, let code, _, true):
+            case .transferStatus(let progress) where progress.isFinal:
+                let code = progress.statusCode
                 say("\(call): transfer \(code < 300 ? "done" : "failed") (\(code))")
                 if code < 300 { try? await engine.hangup(call) }
             default:
@@ -161,7 +163,9 @@ signals.setEventHandler { Task { await engine.shutdown() } }
 signals.resume()
 await withDiscardingTaskGroup { group in
     for await event in events {
-        if case .incomingCall(_, let call, _, let from, _, _) = event {
+        if case .incomingCall(let incoming) = event {
+            let call = incoming.call
+            let from = incoming.from
             say("\(call): incoming from \(from.uri)")
             group.addTask { await serve(call, engine: engine, options: options, prompt: prompt) }
         }

@@ -12,7 +12,7 @@ public struct AudioFrameFormat: Sendable, Hashable, CustomStringConvertible {
     /// The frame lengths a frame port can run at.
     public static let supportedFrameDurations: Set<Duration> = [.milliseconds(10), .milliseconds(20)]
 
-    /// A format; checked when a stream or writer is made (``PJSUAUsageError/invalidConfiguration(_:)``).
+    /// A format; checked when a stream or writer is made (``PJSUAUsageError/invalidArgument(_:)``).
     public init(sampleRate: Int = 16000, frameDuration: Duration = .milliseconds(20)) {
         self.sampleRate = sampleRate
         self.frameDuration = frameDuration
@@ -27,10 +27,10 @@ public struct AudioFrameFormat: Sendable, Hashable, CustomStringConvertible {
 
     func validated() throws(PJSUAUsageError) -> AudioFrameFormat {
         guard Self.supportedSampleRates.contains(sampleRate) else {
-            throw .invalidConfiguration("audio frame sample rate \(sampleRate) Hz is not one of 8000, 16000, 32000, 48000")
+            throw .invalidArgument("audio frame sample rate \(sampleRate) Hz is not one of 8000, 16000, 32000, 48000")
         }
         guard Self.supportedFrameDurations.contains(frameDuration) else {
-            throw .invalidConfiguration("audio frame duration \(frameDuration) is not 10 or 20 ms")
+            throw .invalidArgument("audio frame duration \(frameDuration) is not 10 or 20 ms")
         }
         return self
     }
@@ -38,7 +38,7 @@ public struct AudioFrameFormat: Sendable, Hashable, CustomStringConvertible {
     /// Frames that fit in `duration` (at least 2), checked against `limit`.
     func frames(in duration: Duration, limit: Duration = .seconds(10), what: String) throws(PJSUAUsageError) -> Int {
         guard duration >= frameDuration * 2, duration <= limit else {
-            throw .invalidConfiguration("\(what) of \(duration) is not between two frames and \(limit)")
+            throw .invalidArgument("\(what) of \(duration) is not between two frames and \(limit)")
         }
         return Int(duration.milliseconds / frameDuration.milliseconds)
     }

@@ -31,8 +31,8 @@ public enum CallRole: String, Sendable, Hashable {
 
 /// The state of one media stream of a call (`pjsua_call_media_status`).
 public enum MediaStatus: String, Sendable, Hashable, CaseIterable {
-    /// Not active yet, or removed.
-    case none
+    /// No media yet, or the stream was removed or is not used (`PJSUA_CALL_MEDIA_NONE`).
+    case unused
     /// Flowing both ways as negotiated.
     case active
     /// We put the stream on hold.
@@ -45,8 +45,8 @@ public enum MediaStatus: String, Sendable, Hashable, CaseIterable {
 
 /// The direction a media stream carries audio (`pjmedia_dir`).
 public enum MediaDirection: String, Sendable, Hashable, CaseIterable {
-    /// Neither way (`inactive`).
-    case none
+    /// Neither way (SDP `a=inactive`, RFC 3264 §5.1).
+    case inactive
     /// We send only (`sendonly`).
     case send
     /// We receive only (`recvonly`).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error reported by pjproject: a `pj_status_t` with the function that returned it.
 ///
 /// The message is the `pj_strerror` text captured on the engine thread when the error
@@ -9,7 +11,7 @@
 /// do { try await engine.makeCall(to: uri, from: account) }
 /// catch let error as PJSUAError where error.code == .tooMany { /* call limit */ }
 /// ```
-public struct PJSUAError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct PJSUAError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
     /// A pjproject status code. Named values are read from the linked pjproject, so they
     /// stay right whatever the library version's error bases are.
     public struct Code: RawRepresentable, Sendable, Hashable {
@@ -36,18 +38,23 @@ public struct PJSUAError: Error, Sendable, Hashable, CustomStringConvertible {
         self.sipStatus = sipStatus
     }
 
+    /// `<function> failed: <message> (status <code>[, SIP <sipStatus>])`, for example
+    /// `pjsua_call_make_call failed: Too many objects of the specified type (PJ_ETOOMANY) (status 70010)`.
     public var description: String {
         var text = "\(function) failed: \(message) (status \(code.rawValue)"
         if let sipStatus { text += ", SIP \(sipStatus)" }
         return text + ")"
     }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 /// Misuse of the engine's lifecycle or of a handle, found before pjsua is called.
 ///
 /// These are thrown by ``PJSUA`` methods; none of them traps or leaves the engine in a
 /// different state than before the call.
-public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
     /// The engine has not been started (or is still starting).
     case notStarted
     /// `start` was called on an engine that is running.
@@ -60,14 +67,22 @@ public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible 
     case unknownCall(Call)
     /// The account handle does not name a live account.
     case unknownAccount(Account)
-    /// The player or recorder handle does not name a live media port.
+    /// The transport handle does not name a transport of this run of the engine (or the
+    /// engine has none).
+    case unknownTransport(Transport?)
+    /// The player, recorder, tone player or frame stream handle does not name a live port.
     case unknownMediaPort
+    /// The operation needs an account with a registrar, and this one has none.
+    case noRegistrar
     /// The string is not a valid SIP or SIPS URI.
     case invalidURI(String)
     /// The SIP status code is outside the range the operation accepts.
     case invalidStatusCode(Int)
-    /// A configuration value is out of range; the text names it.
+    /// A ``Configuration`` or ``AccountConfiguration`` value is out of range; the text names it.
     case invalidConfiguration(String)
+    /// An argument of the call is out of range (a tone, an audio frame format, a codec
+    /// priority, a transfer target); the text names it and the range.
+    case invalidArgument(String)
     /// The call is in a state where the operation is not allowed (for example answering
     /// a call that is already confirmed).
     case invalidCallState(Call, CallState)
@@ -77,6 +92,7 @@ public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The DTMF string is empty or holds a character other than `0`–`9`, `*`, `#`, `A`–`D`.
     case invalidDTMFDigits(String)
 
+    /// What went wrong, in one line, for example `no live call for handle call 3.17`.
     public var description: String {
         switch self {
         case .notStarted: "the engine is not started"
@@ -85,15 +101,51 @@ public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible 
         case .anotherEngineRunning: "another PJSUA engine is running in this process"
         case .unknownCall(let call): "no live call for handle \(call)"
         case .unknownAccount(let account): "no live account for handle \(account)"
-        case .unknownMediaPort: "no live player or recorder for that handle"
+        case .unknownTransport(let transport?): "no transport for handle \(transport) in this run of the engine"
+        case .unknownTransport(nil): "the engine has no transport"
+        case .unknownMediaPort: "no live player, recorder or frame port for that handle"
+        case .noRegistrar: "the account has no registrar"
         case .invalidURI(let uri): "not a valid SIP URI: \(uri)"
         case .invalidStatusCode(let code): "SIP status code \(code) is not allowed here"
         case .invalidConfiguration(let text): "invalid configuration: \(text)"
+        case .invalidArgument(let text): "invalid argument: \(text)"
         case .invalidCallState(let call, let state): "call \(call) is \(state)"
         case .invalidHeader(let header): "not a valid SIP header: \(header)"
         case .invalidDTMFDigits(let digits): "not valid DTMF digits: \(digits)"
         }
     }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
+}
+
+/// A registration awaited with ``PJSUA/register(_:deadline:)`` or
+/// ``PJSUA/addAccount(_:awaitingRegistration:)`` did not succeed.
+public struct RegistrationFailedError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
+    /// The account; it stays added (and pjsua retries) until removed.
+    public var account: Account
+    /// The registrar's final SIP status (for example 401 or 403 for rejected credentials),
+    /// the code pjsip reports when no response came (408, 502, 503), 408 when
+    /// ``isDeadlineExceeded``, or 0 when the engine shut down while waiting.
+    public var statusCode: Int
+    /// The reason phrase, or what happened instead of a response.
+    public var reason: String
+    /// No final answer came before the wait's deadline.
+    public var isDeadlineExceeded: Bool
+
+    /// Creates the error; the engine fills it from the registration event or the deadline.
+    public init(account: Account, statusCode: Int, reason: String, isDeadlineExceeded: Bool) {
+        self.account = account
+        self.statusCode = statusCode
+        self.reason = reason
+        self.isDeadlineExceeded = isDeadlineExceeded
+    }
+
+    /// `registration of <account> failed: <statusCode> <reason>`.
+    public var description: String { "registration of \(account) failed: \(statusCode) \(reason)" }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 /// The pjproject libraries loaded at run time are not the version the engine was compiled
@@ -105,7 +157,7 @@ public enum PJSUAUsageError: Error, Sendable, Hashable, CustomStringConvertible 
 /// ``PJSUA/start(_:)`` refuses to run rather than corrupt memory. Rebuild against the
 /// pjproject you run, or make the one you built against the one that loads (an rpath,
 /// `LD_LIBRARY_PATH`, or removing the other).
-public struct PJProjectVersionMismatchError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct PJProjectVersionMismatchError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
     /// The version of the pjproject headers the engine was compiled against, e.g. `2.17`.
     public var compiledVersion: String
     /// The version of the pjproject libraries loaded at run time (`pj_get_version`).
@@ -120,4 +172,7 @@ public struct PJProjectVersionMismatchError: Error, Sendable, Hashable, CustomSt
     public var description: String {
         "pjproject \(loadedVersion) is loaded, but the engine was compiled against pjproject \(compiledVersion)"
     }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }

@@ -39,6 +39,27 @@ final class EventHub: Sendable {
         var liveCalls: [Call: String] = [:]
         /// Generations of calls that have delivered their terminal event.
         var endedCalls: Set<UInt64> = []
+        /// The events that describe each live call now, by generation, replayed to a new
+        /// subscription to that call.
+        var snapshots: [UInt64: CallSnapshot] = [:]
+    }
+
+    /// The latest events of one live call that say what it is and where it stands.
+    private struct CallSnapshot {
+        var incoming: PJSUAEvent?
+        var state: PJSUAEvent?
+        var media: PJSUAEvent?
+
+        var events: [PJSUAEvent] { [incoming, state, media].compactMap { $0 } }
+
+        mutating func record(_ event: PJSUAEvent) {
+            switch event {
+            case .incomingCall: incoming = event
+            case .callState: state = event
+            case .callMediaState: media = event
+            default: break
+            }
+        }
     }
 
     private let state = Protected(State())
@@ -65,11 +86,35 @@ final class EventHub: Sendable {
 
     private func isFromEarlierRun(_ call: Call) -> Bool { call.generation < firstGeneration }
 
-    /// A new subscription that sees every event from now on, optionally only one call's.
-    /// A subscription to one call finishes right after that call's terminal event; every
-    /// subscription finishes when the engine shuts down.
-    func subscribe(call: Call? = nil) -> AsyncStream<PJSUAEvent> {
-        subscribe(generation: call?.generation)
+    /// A new subscription that sees every event from now on. It finishes when the engine
+    /// shuts down.
+    func subscribe() -> AsyncStream<PJSUAEvent> {
+        subscribe(generation: nil)
+    }
+
+    /// A subscription to one live call that starts with the events describing it now (its
+    /// ``PJSUAEvent/incomingCall(_:)`` if we received it, its latest state and its latest
+    /// media state, in that order) and goes on with every later event of the call, with no
+    /// gap or repeat between the two. It finishes right after the call's terminal event, or
+    /// at once for a call that has ended.
+    func subscribe(following call: Call) -> AsyncStream<PJSUAEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
+        let sink = Sink.plain(continuation)
+        // Under `delivery`: no event is handed over between the snapshot and the registration.
+        delivery.withLock { _ in
+            let registered: (id: UInt64, snapshot: [PJSUAEvent])? = state.withLock { state in
+                guard let id = Self.add(sink, filter: call.generation, to: &state, firstGeneration: firstGeneration)
+                else { return nil }
+                return (id, state.snapshots[call.generation]?.events ?? [])
+            }
+            guard let registered else {
+                sink.finish()
+                return
+            }
+            continuation.onTermination = { [weak self] _ in self?.unregister(registered.id) }
+            for event in registered.snapshot { continuation.yield(event) }
+        }
+        return stream
     }
 
     /// A subscription to the call that has (or will be given) `generation`, or to every
@@ -96,15 +141,19 @@ final class EventHub: Sendable {
     /// Adds a subscriber, or finishes its sink at once (returning `nil`) when the hub has
     /// finished or the call it follows has ended.
     private func register(_ sink: Sink, filter generation: UInt64?) -> UInt64? {
-        let id: UInt64? = state.withLock { state in
-            if state.finished { return nil }
-            if let generation, state.endedCalls.contains(generation) || generation < firstGeneration { return nil }
-            let id = state.nextID
-            state.nextID += 1
-            state.subscribers[id] = Subscriber(sink: sink, filter: generation)
-            return id
-        }
+        let id = state.withLock { Self.add(sink, filter: generation, to: &$0, firstGeneration: firstGeneration) }
         if id == nil { sink.finish() }
+        return id
+    }
+
+    private static func add(_ sink: Sink, filter generation: UInt64?, to state: inout State, firstGeneration: UInt64)
+        -> UInt64?
+    {
+        if state.finished { return nil }
+        if let generation, state.endedCalls.contains(generation) || generation < firstGeneration { return nil }
+        let id = state.nextID
+        state.nextID += 1
+        state.subscribers[id] = Subscriber(sink: sink, filter: generation)
         return id
     }
 
@@ -125,19 +174,21 @@ final class EventHub: Sendable {
                 var isTerminal = false
                 if let call = event.call {
                     if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
-                    if case .callState(_, let callState, let sipCallID, _, _) = event {
-                        if callState.isTerminal {
+                    if case .callState(let change) = event {
+                        if change.state.isTerminal {
                             isTerminal = true
                             state.liveCalls.removeValue(forKey: call)
                             state.endedCalls.insert(call.generation)
+                            state.snapshots.removeValue(forKey: call.generation)
                         } else {
-                            state.liveCalls[call] = sipCallID
+                            state.liveCalls[call] = change.sipCallID
                         }
-                    } else if case .incomingCall(_, _, let sipCallID, _, _, _) = event {
-                        state.liveCalls[call] = sipCallID
+                    } else if case .incomingCall(let incoming) = event {
+                        state.liveCalls[call] = incoming.sipCallID
                     } else if state.liveCalls[call] == nil {
                         state.liveCalls[call] = ""
                     }
+                    if !isTerminal { state.snapshots[call.generation, default: CallSnapshot()].record(event) }
                 }
                 var all: [Sink] = []
                 var finishing: [Sink] = []
@@ -170,6 +221,7 @@ final class EventHub: Sendable {
         state.withLock { state in
             state.liveCalls.removeValue(forKey: call)
             state.endedCalls.insert(call.generation)
+            state.snapshots.removeValue(forKey: call.generation)
         }
     }
 
@@ -188,7 +240,8 @@ final class EventHub: Sendable {
     @discardableResult
     func synthesizeEnd(of call: Call, reason: String) -> Bool {
         guard let sipCallID = state.withLock({ $0.liveCalls[call] }) else { return false }
-        return emit(.callState(call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0, reason: reason))
+        return emit(
+            .callState(CallStateChange(call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0, reason: reason)))
     }
 
     /// Like ``synthesizeEnd(of:reason:)`` for the live call with `generation`, if any (a

@@ -5,55 +5,31 @@
 /// needs to ask pjsua about a call or account that may be gone.
 public enum PJSUAEvent: Sendable, Hashable {
     /// A REGISTER transaction finished (`on_reg_state2`).
-    /// - `outcome`: registered (with the granted lifetime), unregistered, or failed.
-    /// - `statusCode`: the final SIP status (100–699), or the code pjsip reports when no
-    ///   response came (408 on timeout, 502/503 on transport and TLS failures).
-    /// - `reason`: the reason phrase, or pjsip's description of the failure when no response
-    ///   came (for example a TLS certificate verification error).
-    /// - `expiration`: the registration lifetime the registrar granted (zero when not registered).
-    case registrationState(
-        account: Account, outcome: RegistrationOutcome, statusCode: Int, reason: String, expiration: Duration)
+    case registrationState(RegistrationChange)
 
-    /// A new INVITE arrived and created a call (`on_incoming_call`).
-    /// - `sipCallID`: the INVITE's Call-ID header, exactly as received.
-    /// - `from`: the From header's display-name (unescaped) and URI.
-    /// - `offeredVideo`: the offer contained a video stream.
-    /// - `headers`: every header of the INVITE in order, as name/value pairs (X- headers,
-    ///   P-Asserted-Identity…); look one up with `headers.value(of:)`.
-    case incomingCall(
-        account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool, headers: [SIPHeader])
+    /// A new INVITE arrived and created a call (`on_incoming_call`). The call's
+    /// ``CallState/incoming`` state event follows right after.
+    case incomingCall(IncomingCall)
 
     /// The call's INVITE session changed state (`on_call_state`). A call reports
     /// ``CallState/disconnected`` exactly once, as its last state event.
-    /// - `lastStatus`: the last SIP status code (100–699), or 0 before any response.
-    /// - `reason`: the reason phrase of that status.
-    case callState(call: Call, state: CallState, sipCallID: String, lastStatus: Int, reason: String)
+    case callState(CallStateChange)
 
     /// The call's media changed (`on_call_media_state`): negotiated, held, resumed or removed.
     /// By the time this is delivered the engine has already connected each active or
     /// remote-hold audio stream to the conference bridge.
-    case callMediaState(call: Call, media: [MediaStream])
+    case callMediaState(CallMediaChange)
 
     /// A DTMF digit arrived (`on_dtmf_event`), reported once when it ends, whichever way
     /// it came.
-    /// - `digit`: `0`–`9`, `*`, `#` or `A`–`D`.
-    /// - `method`: RFC 4733 telephone-event or SIP INFO.
-    /// - `duration`: how long the digit lasted, as the sender reported it; `nil` when unknown.
-    case dtmf(call: Call, digit: Character, method: DTMFMethod, duration: Duration?)
+    case dtmf(DTMFDigit)
 
     /// Progress of a transfer we asked for (`on_call_transfer_status`): first the REFER's
     /// fate, then the status line of each NOTIFY's `message/sipfrag` body.
-    /// - `statusCode`: 100–699. pjsua reports a REFER accepted with 202 as `100 Accepted`, and
-    ///   a REFER rejected with its error response (for example 403, final); then the
-    ///   transfer target's status as the far end reports it (100 Trying … 200 OK).
-    /// - `isFinal`: no more progress follows. A final code below 300 means the transfer
-    ///   succeeded; a final code from 300 up means it failed and the call stays as it was.
-    case transferStatus(call: Call, statusCode: Int, reason: String, isFinal: Bool)
+    case transferStatus(TransferProgress)
 
-    /// A REFER arrived on `call` (`on_call_transfer_request2`) and was answered `statusCode`:
-    /// 202 when accepted (the engine then calls `target` as a new call), an error code when
-    /// the transfer handler rejected it.
-    case transferRequest(call: Call, target: String, statusCode: Int)
+    /// A REFER arrived on a call (`on_call_transfer_request2`) and was answered.
+    case transferRequest(TransferRequestAnswer)
 
     /// A player made with `loop: false` played its file to the end (pjmedia's end-of-file
     /// callback): once per player, never for a looping one, and not after its call ended.
@@ -78,12 +54,12 @@ public enum PJSUAEvent: Sendable, Hashable {
     public var call: Call? {
         switch self {
         case .registrationState: nil
-        case .incomingCall(_, let call, _, _, _, _): call
-        case .callState(let call, _, _, _, _): call
-        case .callMediaState(let call, _): call
-        case .dtmf(let call, _, _, _): call
-        case .transferStatus(let call, _, _, _): call
-        case .transferRequest(let call, _, _): call
+        case .incomingCall(let incoming): incoming.call
+        case .callState(let change): change.call
+        case .callMediaState(let change): change.call
+        case .dtmf(let digit): digit.call
+        case .transferStatus(let progress): progress.call
+        case .transferRequest(let answer): answer.call
         case .playbackFinished(let finished): finished.call
         case .mediaInactivity(let payload): payload.call
         case .transportLoss(let payload): payload.call
@@ -109,5 +85,167 @@ public struct PlaybackFinished: Sendable, Hashable {
 
     public init(player: Player) {
         self.player = player
+    }
+}
+
+/// The payload of ``PJSUAEvent/registrationState(_:)``: how a REGISTER transaction ended.
+public struct RegistrationChange: Sendable, Hashable {
+    /// The account that registered, unregistered or failed to.
+    public var account: Account
+    /// Registered (with the granted lifetime), unregistered, or failed.
+    public var outcome: RegistrationOutcome
+    /// The final SIP status (100–699), or the code pjsip reports when no response came
+    /// (408 on timeout, 502/503 on transport and TLS failures).
+    public var statusCode: Int
+    /// The reason phrase, or pjsip's description of the failure when no response came (for
+    /// example a TLS certificate verification error).
+    public var reason: String
+    /// The registration lifetime the registrar granted (zero when not registered).
+    public var expiration: Duration
+
+    /// Whether the account is registered after this transaction.
+    public var isRegistered: Bool { outcome.isRegistered }
+
+    /// Creates the payload; the engine fills it from `on_reg_state2`.
+    public init(account: Account, outcome: RegistrationOutcome, statusCode: Int, reason: String, expiration: Duration) {
+        self.account = account
+        self.outcome = outcome
+        self.statusCode = statusCode
+        self.reason = reason
+        self.expiration = expiration
+    }
+}
+
+/// The payload of ``PJSUAEvent/incomingCall(_:)``: a new call from an INVITE we received.
+public struct IncomingCall: Sendable, Hashable {
+    /// The account the INVITE was addressed to.
+    public var account: Account
+    /// The new call (its state is ``CallState/incoming``).
+    public var call: Call
+    /// The INVITE's Call-ID header, exactly as received.
+    public var sipCallID: String
+    /// The From header's display-name (unescaped) and URI.
+    public var from: SIPAddress
+    /// The offer contained a video stream.
+    public var offeredVideo: Bool
+    /// Every header of the INVITE in order, as name/value pairs (X- headers,
+    /// P-Asserted-Identity…); look one up with `headers.value(of:)`.
+    public var headers: [SIPHeader]
+
+    /// Creates the payload; the engine fills it from `on_incoming_call`.
+    public init(
+        account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool, headers: [SIPHeader] = []
+    ) {
+        self.account = account
+        self.call = call
+        self.sipCallID = sipCallID
+        self.from = from
+        self.offeredVideo = offeredVideo
+        self.headers = headers
+    }
+}
+
+/// The payload of ``PJSUAEvent/callState(_:)``: the INVITE session's new state.
+public struct CallStateChange: Sendable, Hashable {
+    /// The call.
+    public var call: Call
+    /// Its new state.
+    public var state: CallState
+    /// The call's Call-ID header.
+    public var sipCallID: String
+    /// The last SIP status code (100–699), or 0 before any response.
+    public var lastStatus: Int
+    /// The reason phrase of that status, or the engine's reason for an end it caused (for
+    /// example ``PJSUA/mediaTimeoutReason``).
+    public var reason: String
+
+    /// Creates the payload; the engine fills it from `on_call_state`.
+    public init(call: Call, state: CallState, sipCallID: String, lastStatus: Int, reason: String) {
+        self.call = call
+        self.state = state
+        self.sipCallID = sipCallID
+        self.lastStatus = lastStatus
+        self.reason = reason
+    }
+}
+
+/// The payload of ``PJSUAEvent/callMediaState(_:)``: the call's media streams after a change.
+public struct CallMediaChange: Sendable, Hashable {
+    /// The call.
+    public var call: Call
+    /// Every media stream of the call, in SDP order.
+    public var media: [MediaStream]
+
+    /// Creates the payload; the engine fills it from `on_call_media_state`.
+    public init(call: Call, media: [MediaStream]) {
+        self.call = call
+        self.media = media
+    }
+}
+
+/// The payload of ``PJSUAEvent/dtmf(_:)``: one DTMF digit received.
+public struct DTMFDigit: Sendable, Hashable {
+    /// The call it arrived on.
+    public var call: Call
+    /// `0`–`9`, `*`, `#` or `A`–`D`.
+    public var digit: Character
+    /// RFC 4733 telephone-event or SIP INFO.
+    public var method: DTMFMethod
+    /// How long the digit lasted, as the sender reported it; `nil` when unknown.
+    public var duration: Duration?
+
+    /// Creates the payload; the engine fills it from `on_dtmf_event`.
+    public init(call: Call, digit: Character, method: DTMFMethod, duration: Duration?) {
+        self.call = call
+        self.digit = digit
+        self.method = method
+        self.duration = duration
+    }
+}
+
+/// The payload of ``PJSUAEvent/transferStatus(_:)``: progress of a transfer we asked for
+/// (RFC 3515).
+public struct TransferProgress: Sendable, Hashable {
+    /// The call we sent the REFER on.
+    public var call: Call
+    /// 100–699. pjsua reports a REFER accepted with 202 as `100 Accepted`, and a REFER
+    /// rejected with its error response (for example 403, final); then the transfer
+    /// target's status as the far end reports it in NOTIFY sipfrag bodies (100 Trying …
+    /// 200 OK).
+    public var statusCode: Int
+    /// The reason phrase of ``statusCode``.
+    public var reason: String
+    /// No more progress follows. A final code below 300 means the transfer succeeded; a
+    /// final code from 300 up means it failed and the call stays as it was.
+    public var isFinal: Bool
+
+    /// Creates the payload; the engine fills it from `on_call_transfer_status`.
+    public init(call: Call, statusCode: Int, reason: String, isFinal: Bool) {
+        self.call = call
+        self.statusCode = statusCode
+        self.reason = reason
+        self.isFinal = isFinal
+    }
+}
+
+/// The payload of ``PJSUAEvent/transferRequest(_:)``: a REFER we received and how it was
+/// answered (RFC 3515).
+public struct TransferRequestAnswer: Sendable, Hashable {
+    /// The call the REFER arrived on.
+    public var call: Call
+    /// The Refer-To URI (it may carry a `Replaces` parameter for an attended transfer).
+    public var target: String
+    /// 202 when accepted (the engine then calls ``target`` as a new call), or the error
+    /// code the transfer handler rejected it with.
+    public var statusCode: Int
+
+    /// Whether the REFER was accepted.
+    public var isAccepted: Bool { statusCode / 100 == 2 }
+
+    /// Creates the payload; the engine fills it from `on_call_transfer_request2`.
+    public init(call: Call, target: String, statusCode: Int) {
+        self.call = call
+        self.target = target
+        self.statusCode = statusCode
     }
 }

@@ -20,8 +20,9 @@ extension PJSUA {
     ///     is lost, as ``AccountConfiguration/transportLossPolicy``.
     /// - Returns: the new account's handle.
     /// - Throws: ``PJSUAUsageError`` when not running;
-    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for a transport this run of the engine
-    ///   did not create or a timeout outside ``PJSUA/mediaInactivityTimeoutRange``;
+    ///   ``PJSUAUsageError/unknownTransport(_:)`` for a transport this run of the engine
+    ///   did not create; ``PJSUAUsageError/invalidConfiguration(_:)`` for a timeout outside
+    ///   ``PJSUA/mediaInactivityTimeoutRange``;
     ///   ``PJSUAError`` when pjsua refuses.
     public func addLocalAccount(
         on transport: Transport? = nil, isDefault: Bool = true, mediaInactivityTimeout: Duration? = nil,
@@ -30,12 +31,12 @@ extension PJSUA {
         let runtime = try runtime()
         try Self.validateMediaInactivityTimeout(mediaInactivityTimeout)
         guard let transport = transport ?? runtime.transports.first else {
-            throw PJSUAUsageError.invalidConfiguration("no transport")
+            throw PJSUAUsageError.unknownTransport(nil)
         }
         // pjsua asserts (aborts, in a debug pjproject) on a transport id it does not hold,
         // such as one from an earlier run of the engine.
         guard runtime.transports.contains(transport) else {
-            throw PJSUAUsageError.invalidConfiguration("unknown \(transport)")
+            throw PJSUAUsageError.unknownTransport(transport)
         }
         let media = runtime.configuration.media
         let account = try Native.addLocalAccount(
@@ -47,8 +48,9 @@ extension PJSUA {
     }
 
     /// Adds an account, registering it with its registrar when it has one and
-    /// ``AccountConfiguration/registersOnAdd`` is set. Registration outcomes arrive as
-    /// ``PJSUAEvent/registrationState(account:outcome:statusCode:reason:expiration:)`` events.
+    /// ``AccountConfiguration/registersOnAdd`` is set (to wait for the outcome, use
+    /// ``addAccount(_:awaitingRegistration:)``). Registration outcomes arrive as
+    /// ``PJSUAEvent/registrationState(_:)`` events.
     /// Wraps `pjsua_acc_add`.
     /// - Returns: the new account's handle.
     /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when the identity, registrar or a proxy is
@@ -74,6 +76,106 @@ extension PJSUA {
         } catch {
             if let added { records.remove(added) }
             throw error
+        }
+    }
+
+    /// Adds an account and waits for its first registration outcome: the one-step way to
+    /// register.
+    ///
+    /// ```swift
+    /// let registration = try await engine.addAccount(configuration, awaitingRegistration: .seconds(10))
+    /// print("registered for \(registration.expiration)")
+    /// ```
+    ///
+    /// Runs on the engine thread while adding the account; the engine is not held while
+    /// waiting. Wraps `pjsua_acc_add`.
+    /// - Parameters:
+    ///   - configuration: the account; it needs a registrar, and `registersOnAdd` is taken
+    ///     as `true`.
+    ///   - deadline: how long to wait for the registrar's final answer. pjsip gives up on an
+    ///     unanswered REGISTER after 64 × T1 (32 s with the default ``SIPTimers``) and reports
+    ///     408; a shorter deadline ends the wait sooner.
+    /// - Returns: the outcome, with ``RegistrationChange/outcome`` registered; its
+    ///   ``RegistrationChange/account`` is the new account's handle.
+    /// - Throws: ``RegistrationFailedError`` when the registrar refused (its SIP status), no
+    ///   final answer came within `deadline`, or the engine shut down meanwhile; the error
+    ///   holds the account, which stays added (pjsua retries after
+    ///   ``AccountConfiguration/retryInterval``) until you remove it. `CancellationError` when
+    ///   the task is cancelled while waiting (the account stays added). Before any wait: the
+    ///   errors of ``addAccount(_:)``, and ``PJSUAUsageError/noRegistrar`` for a
+    ///   configuration without a registrar.
+    public func addAccount(_ configuration: AccountConfiguration, awaitingRegistration deadline: Duration)
+        async throws -> RegistrationChange
+    {
+        guard configuration.registrar != nil else { throw PJSUAUsageError.noRegistrar }
+        var configuration = configuration
+        configuration.registersOnAdd = true
+        let events = try runtime().bridge.hub.subscribe()
+        let account = try addAccount(configuration)
+        return try await Self.registrationOutcome(of: account, in: events, deadline: deadline)
+    }
+
+    /// Sends a REGISTER now and waits for the registrar's final answer: the awaitable form of
+    /// ``setRegistration(_:renew:)`` with `renew: true`.
+    ///
+    /// Runs on the engine thread while sending; the engine is not held while waiting. Wraps
+    /// `pjsua_acc_set_registration`.
+    /// - Parameters:
+    ///   - account: an account with a registrar.
+    ///   - deadline: how long to wait (see ``addAccount(_:awaitingRegistration:)``).
+    /// - Returns: the outcome, with ``RegistrationChange/outcome`` registered.
+    /// - Throws: ``RegistrationFailedError`` when the registrar refused, no answer came
+    ///   within `deadline`, or the engine shut down; `CancellationError` when the task is
+    ///   cancelled while waiting; ``PJSUAUsageError/unknownAccount(_:)``,
+    ///   ``PJSUAUsageError/noRegistrar`` or ``PJSUAError`` before sending.
+    @discardableResult
+    public func register(_ account: Account, deadline: Duration = .seconds(32)) async throws -> RegistrationChange {
+        let runtime = try runtime()
+        let slot = try liveSlot(account)
+        guard runtime.bridge.accountRecords.configuration(of: account)?.registrar != nil else {
+            throw PJSUAUsageError.noRegistrar
+        }
+        let events = runtime.bridge.hub.subscribe()
+        runtime.bridge.accountRecords.setWantsRegistration(account, true)
+        try Native.setRegistration(slot, renew: true)
+        return try await Self.registrationOutcome(of: account, in: events, deadline: deadline)
+    }
+
+    /// The first registration event of `account` on `events` (a subscription made before
+    /// the REGISTER went out), or the error that says why none came.
+    private static func registrationOutcome(
+        of account: Account, in events: AsyncStream<PJSUAEvent>, deadline: Duration
+    ) async throws -> RegistrationChange {
+        enum Wait: Sendable { case answered(RegistrationChange), engineStopped, deadlinePassed }
+        let wait: Wait = await withTaskGroup(of: Wait.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .registrationState(let change) = event, change.account == account { return .answered(change) }
+                }
+                return .engineStopped
+            }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return .deadlinePassed
+            }
+            let first = await group.next() ?? .engineStopped
+            group.cancelAll()
+            return first
+        }
+        try Task.checkCancellation()
+        switch wait {
+        case .answered(let change) where change.isRegistered:
+            return change
+        case .answered(let change):
+            throw RegistrationFailedError(
+                account: account, statusCode: change.statusCode, reason: change.reason, isDeadlineExceeded: false)
+        case .engineStopped:
+            throw RegistrationFailedError(
+                account: account, statusCode: 0, reason: engineShutDownReason, isDeadlineExceeded: false)
+        case .deadlinePassed:
+            throw RegistrationFailedError(
+                account: account, statusCode: 408, reason: "no final response to REGISTER within \(deadline)",
+                isDeadlineExceeded: true)
         }
     }
 
@@ -163,7 +265,7 @@ extension PJSUA {
         var effective = configuration
         guard let transport = configuration.transport else { return effective }
         guard let index = runtime.transports.firstIndex(of: transport) else {
-            throw PJSUAUsageError.invalidConfiguration("unknown \(transport)")
+            throw PJSUAUsageError.unknownTransport(transport)
         }
         let type = runtime.configuration.transports[index].type
         if type.isReliable {
@@ -208,14 +310,14 @@ extension PJSUA {
     /// the binding with the old Contact and registers the new one. Without, the binding is
     /// refreshed (`pjsua_acc_set_registration`). The outcome arrives as a registration event.
     /// - Parameter push: the new push parameters; `nil` keeps the current ones.
-    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAUsageError/invalidConfiguration(_:)``
+    /// - Throws: ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAUsageError/noRegistrar``
     ///   when the account has no registrar; ``PJSUAError`` when pjsua refuses.
     public func reRegister(_ account: Account, updatingPush push: PushConfiguration? = nil) throws {
         let runtime = try runtime()
         let slot = try liveSlot(account)
         guard var configuration = runtime.bridge.accountRecords.configuration(of: account),
               configuration.registrar != nil else {
-            throw PJSUAUsageError.invalidConfiguration("the account has no registrar")
+            throw PJSUAUsageError.noRegistrar
         }
         if let push, push != configuration.push {
             configuration.push = push
@@ -251,10 +353,9 @@ extension PJSUA {
             let result = OutcomeBox()
             if (try? Native.setRegistration(slot, renew: false)) != nil {
                 await Self.waitUntil(deadline: deadline, events: events) { event in
-                    guard case .registrationState(account, let ended, _, _, _)? = event, !ended.isRegistered else {
-                        return false
-                    }
-                    result.set(ended)
+                    guard case .registrationState(let change)? = event, change.account == account, !change.isRegistered
+                    else { return false }
+                    result.set(change.outcome)
                     return true
                 }
             }

@@ -14,7 +14,7 @@ extension PJSUA {
     ///   - buffer: how much audio waits for a slow reader before the oldest is dropped;
     ///     two frames to 10 s, 1 s by default.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``;
-    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for an unsupported format or buffer;
+    ///   ``PJSUAUsageError/invalidArgument(_:)`` for an unsupported format or buffer;
     ///   ``PJSUAError`` when the bridge has no free slot.
     public func audioFrames(
         of call: Call, format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)

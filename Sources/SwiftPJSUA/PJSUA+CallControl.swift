@@ -13,7 +13,7 @@ extension PJSUA {
     /// `a=sendonly`, or `a=inactive` when the far end already holds us. Holding a held call
     /// offers the same again, never `sendrecv`.
     ///
-    /// Returns when the re-INVITE is sent; the ``PJSUAEvent/callMediaState(call:media:)``
+    /// Returns when the re-INVITE is sent; the ``PJSUAEvent/callMediaState(_:)``
     /// event with ``MediaStatus/localHold`` follows when the far end answers. While another
     /// offer/answer exchange is still finishing (pjsua allows one INVITE transaction at a
     /// time), waits up to 2 s for it. Wraps `pjsua_call_set_hold2`.
@@ -85,7 +85,7 @@ extension PJSUA {
     /// device, players and conference partners alike, and lasts across re-INVITEs.
     /// Wraps `pjsua_conf_adjust_tx_level` (level 0 or 1) on the call's conference slot.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``.
-    public func setMuted(_ call: Call, _ muted: Bool) throws {
+    public func setMuted(_ call: Call, muted: Bool) throws(PJSUAUsageError) {
         let runtime = try runtime()
         _ = try liveSlot(call)
         Native.setMuted(bridge: runtime.bridge, call: call, muted)
@@ -93,7 +93,7 @@ extension PJSUA {
 
     /// Sends DTMF digits on a confirmed call.
     ///
-    /// Received digits arrive as ``PJSUAEvent/dtmf(call:digit:method:duration:)``.
+    /// Received digits arrive as ``PJSUAEvent/dtmf(_:)``.
     /// Wraps `pjsua_call_send_dtmf`.
     /// - Parameters:
     ///   - call: a confirmed call.
@@ -137,7 +137,7 @@ extension PJSUA {
 
     /// Blind transfer: sends REFER asking the far end to call `uri`.
     ///
-    /// Progress arrives as ``PJSUAEvent/transferStatus(call:statusCode:reason:isFinal:)``:
+    /// Progress arrives as ``PJSUAEvent/transferStatus(_:)``:
     /// the REFER's response (202), then each NOTIFY's sipfrag status line. A rejected REFER
     /// (for example 403) gives a final event with that code and the call stays up.
     /// Wraps `pjsua_call_xfer`.
@@ -160,14 +160,14 @@ extension PJSUA {
     /// with a `Replaces` parameter (RFC 3891) for `other`'s dialog, so the far end of `call`
     /// replaces our call with `other`'s far end. Progress events as for ``transfer(_:to:headers:)``.
     /// Wraps `pjsua_call_xfer_replaces`.
-    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` when `call` and `other` are the
+    /// - Throws: ``PJSUAUsageError/invalidArgument(_:)`` when `call` and `other` are the
     ///   same call; ``PJSUAUsageError/unknownCall(_:)`` for either call;
     ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when either is not confirmed;
     ///   ``PJSUAError`` when pjsua refuses.
     public func transfer(_ call: Call, replacing other: Call, headers: [SIPHeader] = []) throws {
         // Replacing a call's own dialog makes the far end end the call it was asked to keep.
         guard call != other else {
-            throw PJSUAUsageError.invalidConfiguration("a call cannot be transferred to replace itself")
+            throw PJSUAUsageError.invalidArgument("a call cannot be transferred to replace itself")
         }
         try Self.validateHeaders(headers)
         let slot = try confirmedSlot(call)
@@ -177,7 +177,7 @@ extension PJSUA {
 
     /// Decides how incoming REFERs are answered. Without a handler (the default) every REFER
     /// is accepted with 202 and the engine calls the target as a new call. Either way each
-    /// REFER is reported as ``PJSUAEvent/transferRequest(call:target:statusCode:)``.
+    /// REFER is reported as ``PJSUAEvent/transferRequest(_:)``.
     ///
     /// The handler runs on a pjsua thread while pjsua waits for the answer: it must return
     /// quickly and must not call into the engine. Wraps `on_call_transfer_request2`.
@@ -227,16 +227,16 @@ extension PJSUA {
     /// - Parameters:
     ///   - id: a codec id or its prefix (`PCMU`, `opus/48000`); every codec that matches is set.
     ///   - priority: 0–255, higher first.
-    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` for a priority outside 0–255
+    /// - Throws: ``PJSUAUsageError/invalidArgument(_:)`` for a priority outside 0–255
     ///   or an empty id;
     ///   ``PJSUAError`` with ``PJSUAError/Code/notFound`` for an unknown codec.
     public func setCodecPriority(_ id: String, _ priority: Int) throws {
         _ = try runtime()
         guard (0...255).contains(priority) else {
-            throw PJSUAUsageError.invalidConfiguration("codec priority must be 0...255, got \(priority)")
+            throw PJSUAUsageError.invalidArgument("codec priority must be 0...255, got \(priority)")
         }
         // pjsua matches ids by prefix: an empty one would set every codec.
-        guard !id.isEmpty else { throw PJSUAUsageError.invalidConfiguration("empty codec id") }
+        guard !id.isEmpty else { throw PJSUAUsageError.invalidArgument("empty codec id") }
         try Native.setCodecPriority(id, priority)
     }
 

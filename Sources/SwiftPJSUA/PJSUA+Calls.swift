@@ -3,8 +3,9 @@ extension PJSUA {
 
     /// Places a call: sends an INVITE to `uri` from `account`.
     ///
-    /// Returns once the INVITE is on its way (state ``CallState/calling``); follow the call
-    /// with ``events(for:)``. Wraps `pjsua_call_make_call`.
+    /// Returns once the INVITE is on its way (state ``CallState/calling``). Its events arrive
+    /// on ``events``; to get them on a stream of this call alone, from its first state, place
+    /// it with ``placeCall(to:from:headers:)`` instead. Wraps `pjsua_call_make_call`.
     /// - Parameters:
     ///   - uri: the target SIP or SIPS URI, for example `sip:bob@example.com`.
     ///   - account: the account the call is made from.

@@ -15,7 +15,7 @@ extension PJSUA {
     ///   - call: a live call.
     ///   - loop: start over after the last tone.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``;
-    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for an empty, too long or invalid
+    ///   ``PJSUAUsageError/invalidArgument(_:)`` for an empty, too long or invalid
     ///   sequence; ``PJSUAError`` when the bridge has no free slot.
     @discardableResult
     public func playTones(_ tones: [Tone], into call: Call, loop: Bool = false) throws -> TonePlayer {
@@ -49,7 +49,7 @@ extension PJSUA {
 
     private static func checked(_ tones: [Tone]) throws(PJSUAUsageError) -> [Tone] {
         guard !tones.isEmpty, tones.count <= Native.maxTones else {
-            throw .invalidConfiguration("a tone sequence holds 1 to \(Native.maxTones) tones, not \(tones.count)")
+            throw .invalidArgument("a tone sequence holds 1 to \(Native.maxTones) tones, not \(tones.count)")
         }
         return try tones.map { tone throws(PJSUAUsageError) in try tone.validated() }
     }

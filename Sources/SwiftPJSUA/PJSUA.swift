@@ -109,10 +109,21 @@ public actor PJSUA {
         currentHub.withLock { $0 }.subscribeTimestamped()
     }
 
-    /// The events of one call, from now on, finishing right after its one terminal
-    /// (``CallState/disconnected``) state event. Finishes at once if the call already ended.
+    /// The events of one call: first the events that describe it now, then every later
+    /// one, finishing right after its one terminal (``CallState/disconnected``) state event.
+    ///
+    /// The stream starts with a snapshot, as the events that reported it: the call's
+    /// ``PJSUAEvent/incomingCall(_:)`` when we received it, its latest
+    /// ``PJSUAEvent/callState(_:)`` and its latest ``PJSUAEvent/callMediaState(_:)`` (each
+    /// when it has one, in that order). Later events follow with no gap and no repeat, so a
+    /// handler that subscribes when it sees an incoming call on ``events`` follows it from
+    /// ``CallState/incoming`` even if the call has moved on meanwhile. Finishes at once,
+    /// empty, for a call that has ended. To follow a call you place from its first state, use
+    /// ``placeCall(to:from:headers:)``, which subscribes before the INVITE goes out.
+    /// - Parameter call: a call handle; a stale one gives a stream that finishes at once.
+    /// - Returns: an unbounded stream (nothing dropped).
     public nonisolated func events(for call: Call) -> AsyncStream<PJSUAEvent> {
-        currentHub.withLock { $0 }.subscribe(call: call)
+        currentHub.withLock { $0 }.subscribe(following: call)
     }
 
     // MARK: Lifecycle
@@ -255,7 +266,7 @@ public actor PJSUA {
             }
             let remaining = max(.milliseconds(200), deadline - (clock.now - start))
             await Self.waitUntil(deadline: remaining, events: stream) { event in
-                if case .registrationState(let account, let outcome, _, _, _) = event, !outcome.isRegistered { pending.remove(account) }
+                if case .registrationState(let change) = event, !change.isRegistered { pending.remove(change.account) }
                 return pending.isEmpty
             }
         }

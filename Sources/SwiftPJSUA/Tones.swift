@@ -74,13 +74,13 @@ public struct Tone: Sendable, Hashable {
     func validated() throws(PJSUAUsageError) -> Tone {
         let frequencies = [frequency] + (secondFrequency.map { [$0] } ?? [])
         guard frequencies.allSatisfy({ (1...7999).contains($0) }) else {
-            throw .invalidConfiguration("tone frequencies must be 1–7999 Hz: \(frequencies)")
+            throw .invalidArgument("tone frequencies must be 1–7999 Hz: \(frequencies)")
         }
         guard duration >= .milliseconds(1), duration <= .milliseconds(32767), pause >= .zero, pause <= .milliseconds(32767) else {
-            throw .invalidConfiguration("a tone sounds 1 ms to 32.767 s and pauses 0 to 32.767 s: \(duration), \(pause)")
+            throw .invalidArgument("a tone sounds 1 ms to 32.767 s and pauses 0 to 32.767 s: \(duration), \(pause)")
         }
         if let volume, !(volume > 0 && volume <= 1) {
-            throw .invalidConfiguration("tone volume must be in (0, 1]: \(volume)")
+            throw .invalidArgument("tone volume must be in (0, 1]: \(volume)")
         }
         return self
     }

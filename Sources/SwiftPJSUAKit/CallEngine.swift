@@ -20,13 +20,13 @@ public protocol CallEngine: Sendable {
     /// Sends a fresh REGISTER for the account now.
     func reRegister(_ account: Account) async throws
     /// Puts the call on hold (`true`) or resumes it (`false`) with a re-INVITE.
-    func setHold(_ call: Call, _ onHold: Bool) async throws
+    func setHold(_ call: Call, onHold: Bool) async throws
     /// Stops (`true`) or restarts (`false`) sending the microphone's audio into the call.
-    func setMuted(_ call: Call, _ muted: Bool) async throws
+    func setMuted(_ call: Call, muted: Bool) async throws
     /// Sends DTMF digits as RFC 4733 telephone-events.
     func sendDTMF(_ call: Call, digits: String) async throws
     /// Connects (`true`) or disconnects (`false`) the audio of two calls in the conference bridge.
-    func setConferenced(_ call: Call, with other: Call, _ joined: Bool) async throws
+    func setConferenced(_ call: Call, with other: Call, joined: Bool) async throws
 }
 
 /// ``CallEngine`` over the real engine.
@@ -74,7 +74,7 @@ public struct PJSUAEngine: CallEngine {
 
     /// Calls `PJSUA.setHold(_:)` (a re-INVITE offering `sendonly`) or `PJSUA.resume(_:)`
     /// (`sendrecv`); the media state event that shows it follows.
-    public func setHold(_ call: Call, _ onHold: Bool) async throws {
+    public func setHold(_ call: Call, onHold: Bool) async throws {
         if onHold {
             try await engine.setHold(call)
         } else {
@@ -82,9 +82,9 @@ public struct PJSUAEngine: CallEngine {
         }
     }
 
-    /// Calls `PJSUA.setMuted(_:_:)`: the far end hears silence while muted.
-    public func setMuted(_ call: Call, _ muted: Bool) async throws {
-        try await engine.setMuted(call, muted)
+    /// Calls `PJSUA.setMuted(_:muted:)`: the far end hears silence while muted.
+    public func setMuted(_ call: Call, muted: Bool) async throws {
+        try await engine.setMuted(call, muted: muted)
     }
 
     /// Calls `PJSUA.sendDTMF(_:digits:method:duration:)` with RFC 4733 telephone-events.
@@ -94,7 +94,7 @@ public struct PJSUAEngine: CallEngine {
 
     /// Calls `PJSUA.joinConference(_:)` with both calls, or `PJSUA.leaveConference(_:)` for
     /// `call` (which leaves every link it has).
-    public func setConferenced(_ call: Call, with other: Call, _ joined: Bool) async throws {
+    public func setConferenced(_ call: Call, with other: Call, joined: Bool) async throws {
         if joined {
             try await engine.joinConference([call, other])
         } else {

@@ -197,12 +197,13 @@ public actor CallRouter {
     /// - Parameter event: the event.
     public func handle(_ event: PJSUAEvent) async {
         switch event {
-        case .incomingCall(let account, let call, let sipCallID, let from, let video, let headers):
-            let serverUUID = callUUIDHeader.flatMap { headers.value(of: $0) }.flatMap {
+        case .incomingCall(let incoming):
+            let serverUUID = callUUIDHeader.flatMap { incoming.headers.value(of: $0) }.flatMap {
                 UUID(uuidString: $0.trimmingCharacters(in: .whitespaces))
             }
             await handleInvite(
-                account: account, call: call, sipCallID: sipCallID, from: from, hasVideo: video, serverUUID: serverUUID)
+                account: incoming.account, call: incoming.call, sipCallID: incoming.sipCallID, from: incoming.from,
+                hasVideo: incoming.offeredVideo, serverUUID: serverUUID)
         case .callState, .callMediaState:
             handleCallEvent(event)
         default:
@@ -292,9 +293,9 @@ public actor CallRouter {
             return
         }
         switch event {
-        case .callState(_, let state, let sipCallID, let lastStatus, let reason):
-            registry.noteCallID(sipCallID, of: entry.id)
-            switch state {
+        case .callState(let change):
+            registry.noteCallID(change.sipCallID, of: entry.id)
+            switch change.state {
             case .early, .connecting:
                 if entry.isOutgoing, !track.reportedConnecting {
                     track.reportedConnecting = true
@@ -313,13 +314,13 @@ public actor CallRouter {
                 tracks[entry.id] = track
                 if entry.isOutgoing { provider.reportOutgoingCallConnected(entry.id) }
             case .disconnected:
-                ended(entry, track, sipStatus: lastStatus, reason: reason)
+                ended(entry, track, sipStatus: change.lastStatus, reason: change.reason)
             case .null, .calling, .incoming:
                 break
             }
-        case .callMediaState(_, let media):
+        case .callMediaState(let change):
             if let (action, onHold) = track.pendingHold {
-                let audio = media.filter { $0.type == .audio }
+                let audio = change.media.filter { $0.type == .audio }
                 let held = audio.contains { $0.status == .localHold }
                 if held == onHold, !audio.isEmpty {
                     track.pendingHold = nil
@@ -505,13 +506,13 @@ public actor CallRouter {
             track.pendingHold = (action.id, onHold)
             tracks[entry.id] = track
             do {
-                try await engine.setHold(call, onHold)
+                try await engine.setHold(call, onHold: onHold)
             } catch {
                 tracks[entry.id]?.pendingHold = nil
                 provider.fail(action.id, error: Self.actionError(error))
             }
         case .mute(let muted):
-            await immediate(action, entry) { engine, call in try await engine.setMuted(call, muted) }
+            await immediate(action, entry) { engine, call in try await engine.setMuted(call, muted: muted) }
         case .playDTMF(let digits):
             guard !digits.isEmpty, digits.allSatisfy({ "0123456789*#ABCDabcd".contains($0) }) else {
                 provider.fail(action.id, error: .invalidState)
@@ -530,7 +531,7 @@ public actor CallRouter {
                 return
             }
             await immediate(action, entry) { engine, call in
-                try await engine.setConferenced(call, with: other, otherID != nil)
+                try await engine.setConferenced(call, with: other, joined: otherID != nil)
             }
             if otherID != nil, registry[entry.id] != nil {
                 tracks[entry.id]?.groupedWith = targetID

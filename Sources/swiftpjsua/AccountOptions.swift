@@ -137,7 +137,8 @@ func setUpAccount(
     printer.line("registering \(configuration.identity) with \(configuration.registrar ?? "")")
     for await event in events {
         printer.event(event)
-        if case .registrationState(account, let outcome, _, _, _) = event {
+        if case .registrationState(let registration) = event, registration.account == account {
+            let outcome = registration.outcome
             return (account, outcome.isRegistered)
         }
     }

@@ -32,21 +32,46 @@ final class EventPrinter: Sendable {
         guard !quiet else { return }
         func name(_ call: Call) -> String { names[call].map { "\($0) (\(call))" } ?? "\(call)" }
         switch event {
-        case .registrationState(let account, let outcome, let code, let reason, _):
+        case .registrationState(let registration):
+            let account = registration.account
+            let outcome = registration.outcome
+            let code = registration.statusCode
+            let reason = registration.reason
             line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
-        case .incomingCall(_, let call, let sipCallID, let from, let video, _):
+        case .incomingCall(let incoming):
+            let call = incoming.call
+            let sipCallID = incoming.sipCallID
+            let from = incoming.from
+            let video = incoming.offeredVideo
             line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")")
-        case .callState(let call, let state, _, let status, let reason):
+        case .callState(let change):
+            let call = change.call
+            let state = change.state
+            let status = change.lastStatus
+            let reason = change.reason
             line("state \(name(call)) \(state.description.uppercased())\(status > 0 ? " \(status) \(reason)" : "")")
-        case .callMediaState(let call, let media):
+        case .callMediaState(let mediaChange):
+            let call = mediaChange.call
+            let media = mediaChange.media
             let streams = media.map { "\($0.type.rawValue) \($0.status.rawValue) \($0.direction.rawValue)" }
             line("media \(name(call)) \(streams.joined(separator: ", "))")
-        case .dtmf(let call, let digit, let method, let duration):
+        case .dtmf(let received):
+            let call = received.call
+            let digit = received.digit
+            let method = received.method
+            let duration = received.duration
             let ms = duration.map { " \($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)ms" } ?? ""
             line("dtmf \(name(call)) \(digit) \(method.rawValue)\(ms)")
-        case .transferStatus(let call, let code, let reason, let isFinal):
+        case .transferStatus(let progress):
+            let call = progress.call
+            let code = progress.statusCode
+            let reason = progress.reason
+            let isFinal = progress.isFinal
             line("transfer \(name(call)) \(code) \(reason)\(isFinal ? " final" : "")")
-        case .transferRequest(let call, let target, let code):
+        case .transferRequest(let answer):
+            let call = answer.call
+            let target = answer.target
+            let code = answer.statusCode
             line("transfer-request \(name(call)) to \(target) answered \(code)")
         case .playbackFinished(let finished):
             line("playback-finished \(name(finished.call)) player \(finished.player.id)")

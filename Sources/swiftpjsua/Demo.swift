@@ -51,15 +51,19 @@ enum Demo {
             let event = stamped.event
             printer.event(event, names: names)
             switch event {
-            case .incomingCall(_, let call, _, _, _, _):
+            case .incomingCall(let incoming):
+                let call = incoming.call
                 callee = call
                 names[call] = "callee"
                 try await engine.answer(call, statusCode: 200)
-            case .callMediaState(let call, let media) where media.contains(where: \.isFlowingAudio):
+            case .callMediaState(let mediaChange) where mediaChange.media.contains(where: \.isFlowingAudio):
+                let call = mediaChange.call
+                let media = mediaChange.media
                 ready.insert(call)
                 // The callee's streams are the m= lines the caller's INVITE offered.
                 if call == callee { offered = media.map(\.type) }
-            case .callState(let call, .disconnected, _, _, _):
+            case .callState(let change) where change.state == .disconnected:
+                let call = change.call
                 ended.insert(call)
                 disconnectedAt[call] = stamped.raisedAt
             default:

@@ -41,11 +41,11 @@ enum Dial {
         for await event in events where event.call == call {
             printer.event(event)
             switch event {
-            case .callMediaState(_, let media) where media.contains(where: \.isFlowingAudio) && !attached:
+            case .callMediaState(let mediaChange) where mediaChange.media.contains(where: \.isFlowingAudio) && !attached:
                 attached = true
                 if let play { try await engine.play(file: play, into: call, loop: true) }
                 if let record { try await engine.record(call, to: record) }
-            case .callState(_, .confirmed, _, _, _):
+            case .callState(let change) where change.state == .confirmed:
                 confirmed = true
                 features.start(on: call, engine: engine, printer: printer)
                 if let hangupAfter {
@@ -55,13 +55,15 @@ enum Dial {
                         try? await engine.hangup(call)
                     }
                 }
-            case .callState(_, .disconnected, _, let status, let reason):
+            case .callState(let change) where change.state == .disconnected:
+                let status = change.lastStatus
+                let reason = change.reason
                 finalStatus = status
                 finalReason = reason
             default:
                 break
             }
-            if case .callState(_, .disconnected, _, _, _) = event { break }
+            if case .callState(let change) = event, change.state == .disconnected { break }
         }
         await engine.shutdown()
         out("final status: \(finalStatus) \(finalReason)")

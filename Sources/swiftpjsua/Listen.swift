@@ -42,7 +42,8 @@ enum Listen {
         for await event in events {
             printer.event(event)
             switch event {
-            case .incomingCall(_, let call, _, _, _, _):
+            case .incomingCall(let incoming):
+                let call = incoming.call
                 callCount += 1
                 do {
                     try await engine.answer(call, statusCode: answerCode, headers: features.headers)
@@ -56,9 +57,11 @@ enum Listen {
                         try? await engine.hangup(call)
                     }
                 }
-            case .callState(let call, .confirmed, _, _, _):
+            case .callState(let change) where change.state == .confirmed:
+                let call = change.call
                 features.start(on: call, engine: engine, printer: printer)
-            case .callMediaState(let call, let media) where media.contains(where: \.isFlowingAudio):
+            case .callMediaState(let mediaChange) where mediaChange.media.contains(where: \.isFlowingAudio):
+                let call = mediaChange.call
                 guard !attached.contains(call) else { break }
                 attached.insert(call)
                 mediaCalls += 1
@@ -76,7 +79,8 @@ enum Listen {
                 } catch {
                     printer.line("media for \(call) failed: \(error)")
                 }
-            case .callState(let call, .disconnected, _, _, _):
+            case .callState(let change) where change.state == .disconnected:
+                let call = change.call
                 attached.remove(call)
             default:
                 break

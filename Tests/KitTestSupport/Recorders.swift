@@ -185,14 +185,14 @@ public final class RecordingEngine: CallEngine {
         try await base?.reRegister(account)
     }
 
-    public func setHold(_ call: Call, _ onHold: Bool) async throws {
+    public func setHold(_ call: Call, onHold: Bool) async throws {
         journal.append(.hold(call, onHold))
-        try await base?.setHold(call, onHold)
+        try await base?.setHold(call, onHold: onHold)
     }
 
-    public func setMuted(_ call: Call, _ muted: Bool) async throws {
+    public func setMuted(_ call: Call, muted: Bool) async throws {
         journal.append(.mute(call, muted))
-        try await base?.setMuted(call, muted)
+        try await base?.setMuted(call, muted: muted)
     }
 
     public func sendDTMF(_ call: Call, digits: String) async throws {
@@ -200,8 +200,8 @@ public final class RecordingEngine: CallEngine {
         try await base?.sendDTMF(call, digits: digits)
     }
 
-    public func setConferenced(_ call: Call, with other: Call, _ joined: Bool) async throws {
+    public func setConferenced(_ call: Call, with other: Call, joined: Bool) async throws {
         journal.append(.conference(call, other, joined))
-        try await base?.setConferenced(call, with: other, joined)
+        try await base?.setConferenced(call, with: other, joined: joined)
     }
 }

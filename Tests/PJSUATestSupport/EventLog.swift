@@ -59,7 +59,7 @@ public final class EventLog: Sendable {
     /// The state events of one call, in order.
     public func states(of call: Call) -> [CallState] {
         events.compactMap {
-            if case .callState(let c, let state, _, _, _) = $0, c == call { return state }
+            if case .callState(let change) = $0, change.call == call { return change.state }
             return nil
         }
     }
@@ -68,15 +68,15 @@ public final class EventLog: Sendable {
 extension PJSUAEvent {
     /// Whether this is `call` reaching `state`.
     public func isState(_ state: CallState, of call: Call? = nil) -> Bool {
-        if case .callState(let c, let s, _, _, _) = self, s == state, call == nil || c == call { return true }
+        if case .callState(let change) = self, change.state == state, call == nil || change.call == call { return true }
         return false
     }
 
     /// Whether this is a registration event of `account` (any account when `nil`),
     /// optionally only one that leaves it registered (`true`) or not (`false`).
     public func isRegistration(of account: Account? = nil, active: Bool? = nil) -> Bool {
-        if case .registrationState(let a, let outcome, _, _, _) = self,
-           account == nil || a == account, active == nil || outcome.isRegistered == active {
+        if case .registrationState(let registration) = self, account == nil || registration.account == account,
+           active == nil || registration.isRegistered == active {
             return true
         }
         return false
@@ -84,19 +84,20 @@ extension PJSUAEvent {
 
     /// The outcome of a registration event of `account`.
     public func registrationOutcome(of account: Account) -> RegistrationOutcome? {
-        if case .registrationState(account, let outcome, _, _, _) = self { return outcome }
+        if case .registrationState(let registration) = self, registration.account == account { return registration.outcome }
         return nil
     }
 
     /// The call of an `incomingCall` event.
     public var incomingCall: Call? {
-        if case .incomingCall(_, let call, _, _, _, _) = self { return call }
+        if case .incomingCall(let incoming) = self { return incoming.call }
         return nil
     }
 
     /// Whether this is a media event of `call` with audio flowing.
     public func hasActiveAudio(_ call: Call? = nil) -> Bool {
-        if case .callMediaState(let c, let media) = self, call == nil || c == call {
+        if case .callMediaState(let mediaChange) = self, call == nil || mediaChange.call == call {
+            let media = mediaChange.media
             return media.contains { $0.type == .audio && $0.status == .active }
         }
         return false

@@ -28,12 +28,12 @@ struct CallRouterTests {
     }
 
     func invite(_ call: Call, _ callID: String, headers: [SIPHeader] = []) -> PJSUAEvent {
-        .incomingCall(
-            account: account, call: call, sipCallID: callID, from: alice, offeredVideo: false, headers: headers)
+        .incomingCall(IncomingCall(
+            account: account, call: call, sipCallID: callID, from: alice, offeredVideo: false, headers: headers))
     }
 
     func state(_ call: Call, _ state: CallState, _ callID: String, _ status: Int = 200) -> PJSUAEvent {
-        .callState(call: call, state: state, sipCallID: callID, lastStatus: status, reason: "")
+        .callState(CallStateChange(call: call, state: state, sipCallID: callID, lastStatus: status, reason: ""))
     }
 
     @Test("Push then INVITE: one report, the INVITE rings (180) and adds the display-name")
@@ -156,7 +156,7 @@ struct CallRouterTests {
         await router.handle(invite(call, "c1@h"))
         let id = CallIdentity.uuid(sipCallID: "c1@h")
         await router.handle(state(call, .confirmed, "c1@h"))
-        await router.handle(.callState(call: call, state: .disconnected, sipCallID: "c1@h", lastStatus: 200, reason: reason))
+        await router.handle(.callState(CallStateChange(call: call, state: .disconnected, sipCallID: "c1@h", lastStatus: 200, reason: reason)))
         #expect(provider.records.last == .ended(id, .failed))
     }
 
@@ -282,10 +282,10 @@ struct CallRouterTests {
     func outgoingEarlyEvents() async throws {
         let router = router
         engine.onMakeCall { call in
-            await router.handle(.callState(call: call, state: .calling, sipCallID: "fast@h", lastStatus: 0, reason: ""))
-            await router.handle(.callState(call: call, state: .early, sipCallID: "fast@h", lastStatus: 180, reason: ""))
+            await router.handle(.callState(CallStateChange(call: call, state: .calling, sipCallID: "fast@h", lastStatus: 0, reason: "")))
+            await router.handle(.callState(CallStateChange(call: call, state: .early, sipCallID: "fast@h", lastStatus: 180, reason: "")))
             await router.handle(
-                .callState(call: call, state: .confirmed, sipCallID: "fast@h", lastStatus: 200, reason: ""))
+                .callState(CallStateChange(call: call, state: .confirmed, sipCallID: "fast@h", lastStatus: 200, reason: "")))
         }
         let id = UUID()
         let start = CallAction(callUUID: id, kind: .start(uri: "sip:fast@example.com", account: nil, hasVideo: false))
@@ -313,8 +313,8 @@ struct CallRouterTests {
         await router.perform(hold)
         #expect(engine.records.last == .hold(call, true))
         let audio = { (status: MediaStatus) in
-            PJSUAEvent.callMediaState(
-                call: call, media: [MediaStream(index: 0, type: .audio, status: status, direction: .sendReceive)])
+            PJSUAEvent.callMediaState(CallMediaChange(
+                call: call, media: [MediaStream(index: 0, type: .audio, status: status, direction: .sendReceive)]))
         }
         await router.handle(audio(.active))
         #expect(!provider.records.contains(.fulfilled(hold.id)))

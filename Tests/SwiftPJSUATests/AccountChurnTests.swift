@@ -26,8 +26,8 @@ extension EngineTests {
             let info = try await h.engine.callInfo(call)
             #expect(info.account == nil && info.state == .confirmed, "\(info)")
             _ = try await h.engine.streamStatistics(call)
-            try await h.engine.setMuted(call, true)
-            try await h.engine.setMuted(call, false)
+            try await h.engine.setMuted(call, muted: true)
+            try await h.engine.setMuted(call, muted: false)
             #expect(try await h.engine.accounts().isEmpty)
             // A new account in the removed one's slot is not the orphaned call's account.
             let account = try await h.engine.addLocalAccount()
@@ -120,7 +120,7 @@ extension EngineTests {
                 // Before its own first response the status is 0, never the old account's 200.
                 #expect(readings.allSatisfy { $0.statusCode == 0 || $0.statusCode == 401 }, "\(Set(readings.map(\.statusCode)))")
                 try await h.log.first("401") {
-                    if case .registrationState(wrong, .failed(401, _), _, _, _) = $0 { true } else { false }
+                    if case .registrationState(let registration) = $0, registration.account == wrong, case .failed(401, _) = registration.outcome { true } else { false }
                 }
                 let after = try await h.engine.accountInfo(wrong)
                 #expect(after.statusCode == 401, "\(after) after \(h.log.events.filter { $0.isRegistration(of: wrong) || $0.isRegistration(of: alice) })")

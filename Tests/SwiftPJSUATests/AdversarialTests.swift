@@ -182,7 +182,7 @@ extension EngineTests {
             // A REFER would have been answered within milliseconds over loopback; then check.
             try await h.engine.setHold(caller)
             try await h.log.first("held") {
-                if case .callMediaState(caller, _) = $0 { return true } else { return false }
+                if case .callMediaState(let mediaChange) = $0, mediaChange.call == caller { return true } else { return false }
             }
             #expect(try await h.engine.callInfo(caller).state == .confirmed)
             try await h.engine.hangup(caller)

@@ -16,7 +16,11 @@ struct ReceivedDigit: Hashable, Sendable {
 
 extension PJSUAEvent {
     var receivedDigit: ReceivedDigit? {
-        if case .dtmf(let call, let digit, let method, let duration) = self {
+        if case .dtmf(let received) = self {
+            let call = received.call
+            let digit = received.digit
+            let method = received.method
+            let duration = received.duration
             return ReceivedDigit(call: call, digit: digit, method: method, duration: duration)
         }
         return nil
@@ -24,7 +28,7 @@ extension PJSUAEvent {
 
     /// The media streams of a media event of `call`.
     func media(of call: Call) -> [MediaStream]? {
-        if case .callMediaState(let c, let media) = self, c == call { return media }
+        if case .callMediaState(let mediaChange) = self, mediaChange.call == call { return mediaChange.media }
         return nil
     }
 
@@ -34,7 +38,7 @@ extension PJSUAEvent {
     }
 
     var transferStatus: (call: Call, code: Int, reason: String, final: Bool)? {
-        if case .transferStatus(let call, let code, let reason, let final) = self { return (call, code, reason, final) }
+        if case .transferStatus(let progress) = self { return (progress.call, progress.statusCode, progress.reason, progress.isFinal) }
         return nil
     }
 }
@@ -48,7 +52,7 @@ extension EventLog {
     /// Waits for an incoming call whose From URI's user is `user` and returns it.
     func incomingCall(fromUser user: String) async throws -> Call {
         let event = try await first("incoming call from \(user)") {
-            if case .incomingCall(_, _, _, let from, _, _) = $0 { return from.uri.hasPrefix("sip:\(user)@") }
+            if case .incomingCall(let incoming) = $0 { return incoming.from.uri.hasPrefix("sip:\(user)@") }
             return false
         }
         return try #require(event.incomingCall)
@@ -172,11 +176,11 @@ extension EngineTests {
         try await EngineHarness.run { h in
             let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
             try await h.log.waitForAudio(caller, callee)
-            try await h.engine.setMuted(caller, true)
+            try await h.engine.setMuted(caller, muted: true)
             try await h.engine.play(file: tone.path, into: caller, loop: true)
             let muted = try await h.recordTone(callee, to: folder.file("muted.wav"))
             #expect(!muted.detected(minimumDuration: .milliseconds(100)), "\(muted)")
-            try await h.engine.setMuted(caller, false)
+            try await h.engine.setMuted(caller, muted: false)
             let unmuted = try await h.recordTone(callee, to: folder.file("unmuted.wav"))
             #expect(unmuted.detected(), "\(unmuted)")
             try await h.engine.hangup(caller)
@@ -200,7 +204,7 @@ extension EngineTests {
             let analysis = try await h.recordTone(caller, to: folder.file("early.wav"))
             #expect(analysis.detected(), "\(analysis)")
             let early = h.log.events.first { $0.isState(.early, of: caller) }
-            if case .callState(_, _, _, let status, _) = early { #expect(status == 183) }
+            if case .callState(let change) = early { #expect(change.lastStatus == 183) }
             #expect(try await h.engine.callInfo(caller).state == .early)
             #expect(!h.log.states(of: caller).contains(.confirmed))
             // The final answer follows the early media.
@@ -328,7 +332,7 @@ extension EngineTests {
             #expect(try await media(8)?.status == .active)
             let heldByInactive = try await media(9)
             #expect(heldByInactive?.status == .remoteHold)
-            #expect(heldByInactive?.direction == MediaDirection.none)
+            #expect(heldByInactive?.direction == MediaDirection.inactive)
             try await h.log.first("BYE from sipp") { $0.isState(.disconnected, of: call) }
             let result = try await sipp.finish()
             #expect(result.successfulCalls == 1, "\(result)")
@@ -498,10 +502,12 @@ extension EngineTests {
             let target = try #require(events.last { $0.incomingCall != nil }?.incomingCall)
             try await h.engine.answer(target)
             let request = try await h.log.first("transfer request") {
-                if case .transferRequest(call, _, _) = $0 { return true }
+                if case .transferRequest(let answer) = $0, answer.call == call { return true }
                 return false
             }
-            if case .transferRequest(_, let uri, let status) = request {
+            if case .transferRequest(let answer) = request {
+                let uri = answer.target
+                let status = answer.statusCode
                 #expect(uri.contains("sip:transfer-target@127.0.0.1:\(h.transport.port)"))
                 #expect(status == 202)
             }
@@ -527,7 +533,7 @@ extension EngineTests {
             #expect(h.log.events.filter { $0.incomingCall != nil }.count == 3)
             #expect(
                 h.log.events.contains {
-                    if case .transferRequest(second, _, 603) = $0 { return true }
+                    if case .transferRequest(let answer) = $0, answer.call == second, answer.statusCode == 603 { return true }
                     return false
                 })
         }
@@ -548,7 +554,9 @@ extension EngineTests {
                 scenario: "uac_headers.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let event = try await h.log.first("incoming") { $0.incomingCall != nil }
-            guard case .incomingCall(_, let call, _, _, _, let headers) = event else { return }
+            guard case .incomingCall(let incoming) = event else { return }
+            let call = incoming.call
+            let headers = incoming.headers
             #expect(headers.value(of: "x-campaign") == "spring-7")
             #expect(headers.value(of: "P-Asserted-Identity") == "\"Alice Example\" <sip:alice@example.com>")
             #expect(headers.contains { $0.name == "Call-ID" })
@@ -680,12 +688,14 @@ extension EngineTests {
                 ], folder: folder)
             defer { cli.stop() }
             let event = try await h.log.first("incoming from the CLI") { $0.incomingCall != nil }
-            guard case .incomingCall(_, let call, _, _, _, let headers) = event else { return }
+            guard case .incomingCall(let incoming) = event else { return }
+            let call = incoming.call
+            let headers = incoming.headers
             #expect(headers.value(of: "X-From-Cli") == "yes")
             try await h.engine.answer(call)
             try await h.log.wait("3 digits, a REFER and a remote hold") { events in
                 digits(in: events, of: call).count >= 3
-                    && events.contains { if case .transferRequest(call, _, 603) = $0 { true } else { false } }
+                    && events.contains { if case .transferRequest(let answer) = $0, answer.call == call, answer.statusCode == 603 { true } else { false } }
                     && events.contains { $0.hasAudio(.remoteHold, call) }
             }
             #expect(String(h.log.digits(of: call).map(\.digit)) == "42#")
@@ -723,7 +733,7 @@ extension EngineTests {
             let call = try await h.engine.makeCall(to: "sip:cli@127.0.0.1:\(port)", from: h.account)
             try await h.log.wait("2 digits, a REFER and a remote hold") { events in
                 digits(in: events, of: call).count >= 2
-                    && events.contains { if case .transferRequest(call, _, 603) = $0 { true } else { false } }
+                    && events.contains { if case .transferRequest(let answer) = $0, answer.call == call, answer.statusCode == 603 { true } else { false } }
                     && events.contains { $0.hasAudio(.remoteHold, call) }
             }
             #expect(String(h.log.digits(of: call).map(\.digit)) == "9*")

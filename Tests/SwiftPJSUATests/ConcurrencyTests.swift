@@ -82,8 +82,9 @@ extension EngineTests {
                     group.addTask {
                         for _ in 0..<5 {
                             drivers.mark()
-                            guard let (call, events) = try? await engine.makeCallWithEvents(to: uri, from: account)
+                            guard let outgoing = try? await engine.placeCall(to: uri, from: account)
                             else { continue }
+                            let (call, events) = (outgoing.call, outgoing.events)
                             drivers.mark()
                             _ = try? await engine.callInfo(call)
                             _ = engine.events(for: call)  // subscribed and dropped at once
@@ -146,8 +147,8 @@ extension EngineTests {
         try await engine.start(Configuration(transports: loopbackUDP, logLevel: 4, logHandler: log))
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
-        let (caller, callerEvents) = try await engine.makeCallWithEvents(
-            to: "sip:self@127.0.0.1:\(port)", from: account)
+        let outgoing = try await engine.placeCall(to: "sip:self@127.0.0.1:\(port)", from: account)
+        let (caller, callerEvents) = (outgoing.call, outgoing.events)
         let box = EngineBox(engine)
         _ = consume engine
         await onDispatchQueue("dropper") {
@@ -179,13 +180,17 @@ extension EngineTests {
                 for await event in stream {
                     handled.withLock { $0 += 1 }
                     switch event {
-                    case .incomingCall(_, let call, _, _, _, _):
+                    case .incomingCall(let incoming):
+                        let call = incoming.call
                         _ = try? await engine.callInfo(call)
                         try? await engine.answer(call)
-                    case .callState(let call, let state, _, _, _):
+                    case .callState(let change):
+                        let call = change.call
+                        let state = change.state
                         _ = try? await engine.callInfo(call)
                         if state == .confirmed { try? await engine.hangup(call) }
-                    case .callMediaState(let call, _):
+                    case .callMediaState(let mediaChange):
+                        let call = mediaChange.call
                         _ = try? await engine.callInfo(call)
                         _ = try? await engine.activeCalls()
                     default:
@@ -197,7 +202,7 @@ extension EngineTests {
             let account = h.account
             for round in 0..<3 {
                 let streams = try await (0..<20).asyncMap { _ in
-                    try await engine.makeCallWithEvents(to: uri, from: account).events
+                    try await engine.placeCall(to: uri, from: account).events
                 }
                 let ended = try await withDeadline("round \(round): 20 calls to end", .seconds(20)) {
                     await withTaskGroup(of: Int.self) { group in
@@ -261,13 +266,15 @@ extension EngineTests {
             let hub = try await h.engine.runtime().bridge.hub
             let ghost = Call(slot: 5, generation: nextGeneration())
             let ghostEvents = h.engine.events(for: ghost)
-            hub.emit(.callState(call: ghost, state: .calling, sipCallID: "ghost", lastStatus: 0, reason: ""))
+            hub.emit(.callState(CallStateChange(call: ghost, state: .calling, sipCallID: "ghost", lastStatus: 0, reason: "")))
             #expect(try await h.engine.activeCalls().contains(ghost))
             let events = try await withDeadline("the lost call's terminal event", .seconds(5)) {
                 await collectStates(ghostEvents)
             }
             #expect(events.count == 2, "\(events)")
-            if case .callState(_, .disconnected, let sipCallID, _, let reason) = events.last {
+            if case .callState(let change) = events.last, change.state == .disconnected {
+                let sipCallID = change.sipCallID
+                let reason = change.reason
                 #expect(reason == PJSUA.lostCallReason)
                 #expect(sipCallID == "ghost")
             } else {
@@ -409,7 +416,7 @@ extension PJSUA {
         let caller = try makeCall(to: uri, from: account)
         let sipCallID = try callInfo(caller).sipCallID
         let incoming = try await log.first("incoming leg of \(sipCallID)") { event in
-            if case .incomingCall(_, _, let id, _, _, _) = event { return id == sipCallID }
+            if case .incomingCall(let incoming) = event { return incoming.sipCallID == sipCallID }
             return false
         }
         guard let callee = incoming.incomingCall else { throw TimedOut(what: "incoming leg", seen: []) }

@@ -123,7 +123,8 @@ extension EngineTests {
             ) {
                 $0.isState(.disconnected, of: first)
             }
-            guard case .callState(_, _, _, let lastStatus, _) = ended else { return }
+            guard case .callState(let change) = ended else { return }
+            let lastStatus = change.lastStatus
             #expect(lastStatus == 408, "\(ended)")
             #expect(relay.droppedClientBytes > 0, "the re-INVITE went out on the dead flow\n\(relay.output)")
 

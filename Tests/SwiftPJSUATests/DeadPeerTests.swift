@@ -20,7 +20,7 @@ extension PJSUAEvent {
 
     /// The reason of `call`'s terminal event.
     func disconnectReason(of call: Call) -> String? {
-        if case .callState(call, .disconnected, _, _, let reason) = self { return reason }
+        if case .callState(let change) = self, change.call == call, change.state == .disconnected { return change.reason }
         return nil
     }
 }

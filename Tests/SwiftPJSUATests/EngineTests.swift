@@ -39,7 +39,11 @@ struct EngineTests {
             let sipp = try await Sipp.start(scenario: "uac", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let event = try await h.log.first("incoming call") { $0.incomingCall != nil }
-            guard case .incomingCall(let account, let call, let sipCallID, _, let video, _) = event else { return }
+            guard case .incomingCall(let incoming) = event else { return }
+            let account = incoming.account
+            let call = incoming.call
+            let sipCallID = incoming.sipCallID
+            let video = incoming.offeredVideo
             #expect(account == h.account)
             #expect(!video)
             try await h.engine.answer(call, statusCode: 200)
@@ -67,7 +71,7 @@ struct EngineTests {
             let call = try #require(event.incomingCall)
             try await h.engine.answer(call, statusCode: 486)
             let end = try await h.log.first("DISCONNECTED") { $0.isState(.disconnected, of: call) }
-            if case .callState(_, _, _, let status, _) = end { #expect(status == 486) }
+            if case .callState(let change) = end { #expect(change.lastStatus == 486) }
             let result = try await sipp.finish()
             #expect(result.successfulCalls == 1, "\(result)")
             #expect(sipp.receivedStatusCodes.last == 486)
@@ -83,7 +87,9 @@ struct EngineTests {
                 scenario: "uac_display_name.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
             defer { sipp.stop() }
             let event = try await h.log.first("incoming call") { $0.incomingCall != nil }
-            guard case .incomingCall(_, let call, _, let from, _, _) = event else { return }
+            guard case .incomingCall(let incoming) = event else { return }
+            let call = incoming.call
+            let from = incoming.from
             #expect(from.displayName == "Zoë \"Z\" Tester 測試")
             #expect(from.uri == "sip:alice@example.com")
             let info = try await h.engine.callInfo(call)

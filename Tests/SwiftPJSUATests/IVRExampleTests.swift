@@ -46,12 +46,12 @@ extension EngineTests {
 
             try await h.engine.sendDTMF(call, digits: "0")
             let refer = try await h.log.first("REFER from the IVR") {
-                if case .transferRequest(call, let target, 202) = $0 { target.contains("desk") } else { false }
+                if case .transferRequest(let answer) = $0, answer.call == call, answer.statusCode == 202 { answer.target.contains("desk") } else { false }
             }
             #expect(refer.call == call)
             let incoming = try await h.log.first("the transferred call at the desk") {
-                if case .incomingCall(_, _, _, _, _, let headers) = $0 {
-                    headers.contains { $0.name.lowercased() == "to" && $0.value.contains("desk") }
+                if case .incomingCall(let incoming) = $0 {
+                    incoming.headers.contains { $0.name.lowercased() == "to" && $0.value.contains("desk") }
                 } else { false }
             }
             try await h.engine.answer(try #require(incoming.incomingCall))

@@ -342,7 +342,7 @@ extension EngineTests {
                 #expect(result.successfulCalls == 1, "\(result)")
                 #expect(sipp.sentInviteCallIDs == [callID])
                 let incoming = rig.h.log.events.compactMap { event -> String? in
-                    if case .incomingCall(_, _, let sipCallID, _, _, _) = event { sipCallID } else { nil }
+                    if case .incomingCall(let incoming) = event { incoming.sipCallID } else { nil }
                 }
                 #expect(incoming == [callID])
                 #expect(rig.provider.reportedCalls == [id])
@@ -417,8 +417,8 @@ extension EngineTests {
                 // The router fulfils only on a media state with local hold: that event exists.
                 try await rig.h.log.wait("local hold", timeout: .seconds(2)) { events in
                     events.contains {
-                        if case .callMediaState(call, let media) = $0 {
-                            media.contains { $0.status == .localHold }
+                        if case .callMediaState(let mediaChange) = $0, mediaChange.call == call {
+                            mediaChange.media.contains { $0.status == .localHold }
                         } else {
                             false
                         }
@@ -443,7 +443,7 @@ extension EngineTests {
                     events.filter { if case .dtmf = $0 { true } else { false } }.count == 2
                 }
                 let digits: [Character] = dtmf.compactMap {
-                    if case .dtmf(_, let digit, _, _) = $0 { digit } else { nil }
+                    if case .dtmf(let received) = $0 { received.digit } else { nil }
                 }
                 #expect(digits == ["1", "#"])
                 let end = CallAction(callUUID: outgoing, kind: .end)

@@ -21,7 +21,7 @@ struct MappingTests {
     }
 
     @Test("pjsua_call_media_status → MediaStatus", arguments: [
-        (PJSUA_CALL_MEDIA_NONE, MediaStatus.none),
+        (PJSUA_CALL_MEDIA_NONE, MediaStatus.unused),
         (PJSUA_CALL_MEDIA_ACTIVE, .active),
         (PJSUA_CALL_MEDIA_LOCAL_HOLD, .localHold),
         (PJSUA_CALL_MEDIA_REMOTE_HOLD, .remoteHold),
@@ -32,7 +32,7 @@ struct MappingTests {
     }
 
     @Test("pjmedia_dir → MediaDirection", arguments: [
-        (PJMEDIA_DIR_NONE, MediaDirection.none),
+        (PJMEDIA_DIR_NONE, MediaDirection.inactive),
         (PJMEDIA_DIR_ENCODING, .send),
         (PJMEDIA_DIR_DECODING, .receive),
         (PJMEDIA_DIR_ENCODING_DECODING, .sendReceive),

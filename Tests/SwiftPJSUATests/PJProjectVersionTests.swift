@@ -73,7 +73,7 @@ extension EngineTests {
             let hungUp = ContinuousClock.now
             try await h.engine.hangup(caller)
             let isEnd: @Sendable (TimestampedEvent, Call) -> Bool = { stamped, leg in
-                if case .callState(leg, .disconnected, _, _, _) = stamped.event { true } else { false }
+                if case .callState(let change) = stamped.event, change.call == leg, change.state == .disconnected { true } else { false }
             }
             let records = try await stamped.wait("both legs DISCONNECTED") { records in
                 records.contains { isEnd($0, caller) } && records.contains { isEnd($0, callee) }

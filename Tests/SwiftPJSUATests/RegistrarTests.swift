@@ -26,7 +26,11 @@ extension EngineTests {
         try await EngineHarness.run { h in
             let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio, expiry: .seconds(120)))
             let registered = try await h.log.first("registered") { $0.isRegistration(of: alice) }
-            guard case .registrationState(_, let outcome, let code, let reason, let expiration) = registered else { return }
+            guard case .registrationState(let registration) = registered else { return }
+            let outcome = registration.outcome
+            let code = registration.statusCode
+            let reason = registration.reason
+            let expiration = registration.expiration
             #expect(outcome == .registered(expiration: .seconds(120)))
             #expect(code == 200)
             #expect(reason == "OK")
@@ -81,7 +85,7 @@ extension EngineTests {
             let watch = Task {
                 var seen: [(ContinuousClock.Instant, Int)] = []
                 for await item in timed {
-                    if case .registrationState(alice, .failed(let code, _), _, _, _) = item.event {
+                    if case .registrationState(let registration) = item.event, registration.account == alice, case .failed(let code, _) = registration.outcome {
                         seen.append((item.raisedAt, code))
                     }
                 }
@@ -249,7 +253,7 @@ extension EngineTests {
 
         // Default trust (the system's CAs) does not include the throwaway CA.
         let untrusted = try await register(trusting: nil)
-        guard case .registrationState(_, .failed(let code, let reason), _, _, _) = untrusted else {
+        guard case .registrationState(let registration) = untrusted, case .failed(let code, let reason) = registration.outcome else {
             Issue.record("expected a failure, got \(untrusted)")
             return
         }
@@ -258,7 +262,8 @@ extension EngineTests {
         #expect(!kamailio.receivedRequests.contains { $0.method == "REGISTER" })
 
         let trusted = try await register(trusting: certificates.caCertificate.path)
-        guard case .registrationState(_, let outcome, _, _, _) = trusted else { return }
+        guard case .registrationState(let registration) = trusted else { return }
+        let outcome = registration.outcome
         #expect(outcome.isRegistered, "\(trusted)")
         let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" }
         #expect(!registers.isEmpty && registers.allSatisfy { $0.transport == "tls" }, "\(registers)")
@@ -372,7 +377,8 @@ extension EngineTests {
             // Nobody is registered as dave: Kamailio answers 404 after authenticating the INVITE.
             let call = try await h.engine.makeCall(to: kamailio.aor("dave"), from: alice)
             let ended = try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
-            guard case .callState(_, _, _, let status, _) = ended else { return }
+            guard case .callState(let change) = ended else { return }
+            let status = change.lastStatus
             #expect(status == 404)
         }
         let requests = kamailio.receivedRequests

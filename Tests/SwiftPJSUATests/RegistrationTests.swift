@@ -16,7 +16,10 @@ extension EngineTests {
                 credentials: [.password("s3cret-pass", username: "alice")],
                 registrationExpiry: .seconds(60)))
             let event = try await h.log.first("registration") { $0.isRegistration(of: account) }
-            guard case .registrationState(_, let outcome, let code, _, let expiration) = event else { return }
+            guard case .registrationState(let registration) = event else { return }
+            let outcome = registration.outcome
+            let code = registration.statusCode
+            let expiration = registration.expiration
             #expect(outcome == .registered(expiration: .seconds(60)))
             #expect(code == 200)
             #expect(expiration == .seconds(60))
@@ -42,7 +45,9 @@ extension EngineTests {
                 identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
                 credentials: [.password("wrong", username: "alice")]))
             let event = try await h.log.first("registration") { $0.isRegistration(of: account) }
-            guard case .registrationState(_, let outcome, let code, _, _) = event else { return }
+            guard case .registrationState(let registration) = event else { return }
+            let outcome = registration.outcome
+            let code = registration.statusCode
             #expect(outcome == .failed(statusCode: 403, reason: "Forbidden"))
             #expect(code == 403)
             #expect(try await !h.engine.accountInfo(account).isRegistered)

@@ -49,9 +49,12 @@ struct CallBook: Sendable {
         var book = CallBook()
         for await event in stream {
             switch event {
-            case .incomingCall(_, let call, _, _, _, _):
+            case .incomingCall(let incoming):
+                let call = incoming.call
                 book.incoming.append(call)
-            case .callState(let call, let state, _, _, _):
+            case .callState(let change):
+                let call = change.call
+                let state = change.state
                 book.states[call, default: []].append(state)
                 if state.isTerminal { book.terminals[call, default: []].append(event) }
             default:
@@ -65,7 +68,7 @@ struct CallBook: Sendable {
 extension PJSUAEvent {
     /// The SIP status and reason of a call-state event.
     var statusAndReason: (Int, String)? {
-        if case .callState(_, _, _, let status, let reason) = self { return (status, reason) }
+        if case .callState(let change) = self { return (change.lastStatus, change.reason) }
         return nil
     }
 }
@@ -123,8 +126,8 @@ extension EngineTests {
                     for (index, step) in plan.enumerated() {
                         // Pacing at 50 calls per second (a schedule, not a synchronisation).
                         try await Task.sleep(until: began + .milliseconds(20 * index), clock: .continuous)
-                        let (call, events) = try await engine.makeCallWithEvents(
-                            to: "sip:\(step.kind)@127.0.0.1:\(port)", from: account)
+                        let outgoing = try await engine.placeCall(to: "sip:\(step.kind)@127.0.0.1:\(port)", from: account)
+                        let (call, events) = (outgoing.call, outgoing.events)
                         if let delay = step.hangUpAfter {
                             group.addTask {
                                 try await Task.sleep(for: delay)
@@ -136,7 +139,9 @@ extension EngineTests {
                         group.addTask {
                             var record = CallRecord(call: call)
                             for await event in events {
-                                guard case .callState(_, let state, _, let status, _) = event else { continue }
+                                guard case .callState(let change) = event else { continue }
+                                let state = change.state
+                                let status = change.lastStatus
                                 record.states.append(state)
                                 record.lastStatus = status
                                 if state.isTerminal { record.terminalCount += 1 }
@@ -192,7 +197,8 @@ extension EngineTests {
             for round in 0..<rounds {
                 var streams: [(Call, AsyncStream<PJSUAEvent>)] = []
                 for _ in 0..<limit {
-                    let (call, events) = try await h.engine.makeCallWithEvents(to: sipp.uri, from: h.account)
+                    let outgoing = try await h.engine.placeCall(to: sipp.uri, from: h.account)
+                    let (call, events) = (outgoing.call, outgoing.events)
                     try await h.engine.hangup(call)
                     streams.append((call, events))
                 }
@@ -200,7 +206,7 @@ extension EngineTests {
                     let states = try await withDeadline("\(call) to end", .seconds(10)) {
                         var states: [CallState] = []
                         for await event in events {
-                            if case .callState(_, let state, _, _, _) = event { states.append(state) }
+                            if case .callState(let change) = event { states.append(change.state) }
                         }
                         return states
                     }
@@ -331,7 +337,7 @@ extension EngineTests {
             return Task {
                 var states: [CallState] = []
                 for await event in stream {
-                    if case .callState(_, let state, _, _, _) = event { states.append(state) }
+                    if case .callState(let change) = event { states.append(change.state) }
                 }
                 return states
             }
@@ -342,7 +348,8 @@ extension EngineTests {
             #expect(book.terminals[call]?.count == 1, "\(call): \(book.states[call] ?? [])")
             #expect(book.states[call]?.last == .disconnected)
             let states = try await withDeadline("\(call)'s stream to finish", .seconds(5)) { await task.value }
-            #expect(states == [.disconnected], "\(call): \(states)")
+            // The replayed current state (confirmed), then the one terminal event.
+            #expect(states == [.confirmed, .disconnected], "\(call): \(states)")
         }
         let result = try await sipp.finish(timeout: .seconds(20))
         #expect(result.successfulCalls == 3, "\(result)")

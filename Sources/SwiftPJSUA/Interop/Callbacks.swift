@@ -13,9 +13,9 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
     // A call the engine ended (no RTP, connection lost) says why, not what the BYE got.
     let reason = info.state == .disconnected ? bridge.deadPeers.endReason(of: call) ?? info.reason : info.reason
     bridge.deadPeers.observe(call, state: info.state, connection: Native.connection(of: event))
-    bridge.hub.emit(.callState(
+    bridge.hub.emit(.callState(CallStateChange(
         call: call, state: info.state, sipCallID: info.sipCallID,
-        lastStatus: info.lastStatus, reason: reason))
+        lastStatus: info.lastStatus, reason: reason)))
     if info.state == .disconnected {
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
@@ -58,14 +58,14 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
         let display = PJ.string(cpj_uri_display(uri))
         if !display.isEmpty { from.displayName = SIPAddress(parsing: "\"\(display)\" <x>").displayName }
     }
-    bridge.hub.emit(.incomingCall(
+    bridge.hub.emit(.incomingCall(IncomingCall(
         account: account, call: call, sipCallID: info.sipCallID,
-        from: from, offeredVideo: info.remoteVideoCount > 0, headers: rdata.map(Native.headers(of:)) ?? []))
+        from: from, offeredVideo: info.remoteVideoCount > 0, headers: rdata.map(Native.headers(of:)) ?? [])))
     // pjsua reports state changes only; the call's first state is reported here so that
     // a call's state events always start with INCOMING (or CALLING).
-    bridge.hub.emit(.callState(
+    bridge.hub.emit(.callState(CallStateChange(
         call: call, state: .incoming, sipCallID: info.sipCallID,
-        lastStatus: info.lastStatusCode, reason: info.lastReason))
+        lastStatus: info.lastStatusCode, reason: info.lastReason)))
 }
 
 func onCallMediaState(_ slot: pjsua_call_id) {
@@ -73,7 +73,7 @@ func onCallMediaState(_ slot: pjsua_call_id) {
     let call = Handles.call(slot)
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     Native.applyMediaLinks(bridge: bridge, call: call, info: info)
-    bridge.hub.emit(.callMediaState(call: call, media: info.media))
+    bridge.hub.emit(.callMediaState(CallMediaChange(call: call, media: info.media)))
 }
 
 /// Reports a digit once, when it ends: pjmedia reports an RFC 4733 event's start, updates and
@@ -86,10 +86,10 @@ func onDTMFEvent(_ slot: pjsua_call_id, _ event: UnsafePointer<pjsua_dtmf_event>
     guard let scalar = Unicode.Scalar(event.pointee.digit),
           let digit = Character(scalar).uppercased().first, "0123456789*#ABCD".contains(digit) else { return }
     let duration = event.pointee.duration
-    bridge.hub.emit(.dtmf(
+    bridge.hub.emit(.dtmf(DTMFDigit(
         call: Handles.call(slot), digit: digit,
         method: event.pointee.method == PJSUA_DTMF_METHOD_SIP_INFO ? .sipInfo : .rfc4733,
-        duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration))))
+        duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration)))))
 }
 
 func onTransferStatus(
@@ -97,9 +97,9 @@ func onTransferStatus(
     _ proceed: UnsafeMutablePointer<pj_bool_t>?
 ) {
     guard let bridge = EngineBridge.active() else { return }
-    bridge.hub.emit(.transferStatus(
+    bridge.hub.emit(.transferStatus(TransferProgress(
         call: Handles.call(slot), statusCode: Int(code), reason: text.map { PJ.string($0.pointee) } ?? "",
-        isFinal: final != 0))
+        isFinal: final != 0)))
 }
 
 /// Asks the app's transfer handler (if any) whether to accept, and reports the answer.
@@ -118,7 +118,7 @@ func onTransferRequest(
         // The new call is audio only, like every call the engine makes.
         cpj_call_setting_audio_only(setting)
     }
-    bridge.hub.emit(.transferRequest(call: call, target: request.target, statusCode: Int(code.pointee.rawValue)))
+    bridge.hub.emit(.transferRequest(TransferRequestAnswer(call: call, target: request.target, statusCode: Int(code.pointee.rawValue))))
 }
 
 func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePointer<pjsua_reg_info>?) {
@@ -163,9 +163,9 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)
     }
-    bridge.hub.emit(.registrationState(
+    bridge.hub.emit(.registrationState(RegistrationChange(
         account: account, outcome: outcome, statusCode: code, reason: reason,
-        expiration: outcome.isRegistered ? .seconds(expiration) : .zero))
+        expiration: outcome.isRegistered ? .seconds(expiration) : .zero)))
 }
 
 func onLog(_ level: Int32, _ data: UnsafePointer<CChar>?, _ length: Int32) {

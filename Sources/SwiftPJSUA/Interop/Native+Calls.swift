@@ -170,7 +170,7 @@ extension Native {
             let direction = MediaDirection(native: m.pointee.dir)
             // pjsua reports a stream the far end made `inactive` (RFC 3264 §8.4 hold) as
             // active with no direction; it is a remote hold like `sendonly`.
-            if status == .active, direction == .none, m.pointee.type == PJMEDIA_TYPE_AUDIO { status = .remoteHold }
+            if status == .active, direction == .inactive, m.pointee.type == PJMEDIA_TYPE_AUDIO { status = .remoteHold }
             let stream = MediaStream(index: Int(m.pointee.index), type: type, status: status, direction: direction)
             media.append(stream)
             if type == .audio, stream.status == .active || stream.status == .remoteHold || stream.status == .localHold {
@@ -179,7 +179,7 @@ extension Native {
             }
         }
         var codec: String?
-        if let audio = media.first(where: { $0.type == .audio && $0.status != .none && $0.status != .error }) {
+        if let audio = media.first(where: { $0.type == .audio && $0.status != .unused && $0.status != .error }) {
             var stream = pjsua_stream_info()
             if cpj_call_get_stream_info(slot, UInt32(audio.index), &stream) == cpj_success() {
                 let fmt = stream.info.aud.fmt

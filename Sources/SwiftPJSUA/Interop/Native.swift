@@ -258,7 +258,7 @@ extension MediaStatus {
         case PJSUA_CALL_MEDIA_LOCAL_HOLD: self = .localHold
         case PJSUA_CALL_MEDIA_REMOTE_HOLD: self = .remoteHold
         case PJSUA_CALL_MEDIA_ERROR: self = .error
-        default: self = .none
+        default: self = .unused
         }
     }
 }
@@ -269,7 +269,7 @@ extension MediaDirection {
         case PJMEDIA_DIR_ENCODING: self = .send
         case PJMEDIA_DIR_DECODING: self = .receive
         case PJMEDIA_DIR_ENCODING_DECODING: self = .sendReceive
-        default: self = .none
+        default: self = .inactive
         }
     }
 }
