@@ -91,12 +91,12 @@ extension PJSUA {
     ///   - account: the account the call is made from.
     ///   - video: must be `false`.
     /// - Returns: the call's handle.
-    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` when `video` is `true`; what
+    /// - Throws: ``PJSUAUsageError/invalidArgument(_:)`` when `video` is `true`; what
     ///   ``makeCall(to:from:headers:)`` throws.
     @available(*, deprecated, message: "use makeCall(to:from:headers:); this package has no video")
     @discardableResult
     public func makeCall(to uri: String, from account: Account, video: Bool) throws -> Call {
-        guard !video else { throw PJSUAUsageError.invalidConfiguration("video calls: this package has no video") }
+        guard !video else { throw PJSUAUsageError.invalidArgument("video calls: this package has no video") }
         return try makeCall(to: uri, from: account)
     }
 
@@ -117,11 +117,11 @@ extension PJSUA {
     }
 
     /// Mutes or unmutes what a call transmits. Wraps `pjsua_conf_adjust_tx_level` through
-    /// ``setMuted(_:_:)``.
-    /// - Throws: what ``setMuted(_:_:)`` throws.
-    @available(*, deprecated, renamed: "setMuted(_:_:)")
+    /// ``setMuted(_:muted:)``.
+    /// - Throws: what ``setMuted(_:muted:)`` throws.
+    @available(*, deprecated, renamed: "setMuted(_:muted:)")
     public func setMute(_ call: Call, muted: Bool) throws {
-        try setMuted(call, muted)
+        try setMuted(call, muted: muted)
     }
 
     /// Sends RFC 4733 DTMF digits with each digit's duration in milliseconds, 0 meaning
@@ -133,6 +133,12 @@ extension PJSUA {
         let length: Duration = duration == 0 ? .milliseconds(160) : .milliseconds(Int64(duration))
         try sendDTMF(call, digits: digits, method: .rfc4733, duration: length)
     }
+}
+
+extension RegistrationChange {
+    /// The earlier swift-pjsua's name for whether the account is registered after this event.
+    @available(*, deprecated, renamed: "isRegistered")
+    public var active: Bool { isRegistered }
 }
 
 extension PushConfiguration {

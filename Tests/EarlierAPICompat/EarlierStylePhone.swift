@@ -93,13 +93,14 @@ public final class EarlierStylePhone: EarlierStyleSteps {
             for await event in phone.events {
                 switch event {
                 // pattern edit; earlier: case .incomingCall(let account, let call, let sipCallID, let from, let offeredVideo):
-                case .incomingCall(let account, let call, let sipCallID, _, let offeredVideo, _):
-                    print("incoming call \(sipCallID) on \(account), video: \(offeredVideo)")
+                case .incomingCall(let incoming):
+                    let call: CallID = incoming.call
+                    print("incoming call \(incoming.sipCallID) on \(incoming.account), video: \(incoming.offeredVideo)")
                     try await phone.answer(call)
                     await transcript.append("answered \(call)")
                 // pattern edit; earlier: case .callState(let call, let state, _, let lastStatus):
-                case .callState(let call, let state, _, let lastStatus, _):
-                    await transcript.append("\(call) \(state) \(lastStatus)")
+                case .callState(let change):
+                    await transcript.append("\(change.call) \(change.state) \(change.lastStatus)")
                 default:
                     break
                 }

@@ -54,8 +54,13 @@ extension EngineTests {
 
             app.listen()
             let call = try await app.makeCall(to: kamailio.aor("bob"), from: alice)
-            let incoming = try await log.first("bob's leg") { $0.incomingCall != nil }
-            let bobsLeg = try #require(incoming.incomingCall)
+            let event = try await log.first("bob's leg") { $0.incomingCall != nil }
+            guard case .incomingCall(let incoming) = event else {
+                throw TimedOut(what: "bob's leg", seen: ["\(event)"])
+            }
+            // The INVITE Kamailio forwarded to bob's Contact reached bob's account.
+            #expect(incoming.account == bob)
+            let bobsLeg = incoming.call
             try await log.first("alice's call confirmed") { $0.isState(.confirmed, of: call) }
             try await log.first("bob's leg confirmed") { $0.isState(.confirmed, of: bobsLeg) }
             try await log.wait("audio on both legs") { events in
@@ -118,7 +123,7 @@ struct EarlierKitNamesTests {
 extension PJSUAEvent {
     /// Whether this is the DTMF digit `digit` arriving on `call`.
     fileprivate func isDigit(_ digit: Character, on call: Call) -> Bool {
-        if case .dtmf(let received, let value, _, _) = self { return received == call && value == digit }
+        if case .dtmf(let received) = self { return received.call == call && received.digit == digit }
         return false
     }
 }
