@@ -45,6 +45,11 @@ public protocol EarlierStyleSteps: Sendable {
     /// The Kit's UUID of a call with no server UUID, both earlier ways:
     /// `CallIdentity.uuid(serverProvided:sipCallID:)` and `UUID(version5:namespace:)`.
     static func callUUIDs(sipCallID: String) -> [UUID]
+    /// `makeCall(to:from:video: true)`, which this package refuses (it has no video).
+    func makeVideoCall(to uri: String, from account: Account) async throws -> Call
+    /// Configurations spelled the earlier ways: `.init(port: 5070, transport: .tcp)`,
+    /// `.init(transport: .tls)` (the earlier default port) and `.init(port: 70_000)`.
+    static func earlierConfigurations() -> [Configuration]
 }
 
 /// The lines the program's event loop writes.
@@ -141,5 +146,15 @@ public final class EarlierStylePhone: EarlierStyleSteps {
             CallIdentity.uuid(serverProvided: nil, sipCallID: sipCallID),
             UUID(version5: sipCallID, namespace: CallIdentity.namespace),
         ]
+    }
+
+    @available(*, deprecated, message: "written with the earlier swift-pjsua's names on purpose")
+    public func makeVideoCall(to uri: String, from account: AccountID) async throws -> CallID {
+        try await phone.makeCall(to: uri, from: account, video: true)
+    }
+
+    @available(*, deprecated, message: "written with the earlier swift-pjsua's names on purpose")
+    public static func earlierConfigurations() -> [Configuration] {
+        [.init(port: 5070, transport: .tcp), .init(transport: .tls), .init(port: 70_000)]
     }
 }

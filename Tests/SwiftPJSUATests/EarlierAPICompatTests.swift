@@ -52,6 +52,14 @@ extension EngineTests {
             #expect(try await phone.accountInfo(bob).isDefault)
             #expect(try await !phone.accountInfo(alice).isDefault)
 
+            // The earlier video flag: refused, this package has no video.
+            let refusal = await #expect(throws: PJSUAUsageError.self) {
+                try await app.makeVideoCall(to: kamailio.aor("bob"), from: alice)
+            }
+            if case .invalidArgument = refusal {
+            } else {
+                Issue.record("video: true gave \(String(describing: refusal)), not invalidArgument")
+            }
             app.listen()
             let call = try await app.makeCall(to: kamailio.aor("bob"), from: alice)
             let event = try await log.first("bob's leg") { $0.incomingCall != nil }
@@ -117,6 +125,25 @@ struct EarlierKitNamesTests {
         #expect(
             app.callUUIDs(sipCallID: "a84b4c76e66710@pc33.atlanta.com").map { $0.uuidString.lowercased() }
                 == ["b8ea5344-679f-58ed-a719-403946747d80", "b8ea5344-679f-58ed-a719-403946747d80"])
+    }
+}
+
+@Suite("The earlier swift-pjsua's configuration")
+struct EarlierConfigurationTests {
+    @Test("Configuration(port:transport:) and (transport:) make one transport; a port over 65535 makes none")
+    func mapping() throws {
+        let configurations = (EarlierStylePhone.self as any EarlierStyleSteps.Type).earlierConfigurations()
+        try #require(configurations.count == 3)
+        #expect(configurations[0].transports == [TransportConfiguration(type: .tcp, port: 5070)])
+        #expect(configurations[1].transports == [TransportConfiguration(type: .tls, port: 5060)])
+        // start throws invalidConfiguration for it (no transport) rather than binding another port.
+        #expect(configurations[2].transports.isEmpty)
+        for configuration in configurations {
+            #expect(configuration.media.soundDevice == .systemDefault)
+            #expect(configuration.media.soundDeviceActivation == .byApp)
+            #expect(configuration.logLevel == 4)
+            #expect(configuration.logHandler == nil)
+        }
     }
 }
 
