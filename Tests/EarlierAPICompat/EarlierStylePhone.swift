@@ -26,8 +26,9 @@ public protocol EarlierStyleSteps: Sendable {
     var transcript: Transcript { get }
     /// README step: `start(.init(port: port, transport: .udp))`.
     func start(port: UInt32) async throws
-    /// README step: `addAccount(id:registrar:username:password:push: .apns(…))`.
-    func addAccount(id: String, registrar: String, username: String, password: String, token: String) async throws
+    /// README step: `addAccount(id:registrar:username:password:push: .apns(…))` with a device
+    /// token, `addAccount(id:registrar:username:password:)` (no push) without.
+    func addAccount(id: String, registrar: String, username: String, password: String, token: String?) async throws
         -> Account
     /// README step: in a `Task`, `for await event in phone.events`, answering incoming calls.
     func listen()
@@ -81,9 +82,12 @@ public final class EarlierStylePhone: EarlierStyleSteps {
     }
 
     @available(*, deprecated, message: "written with the earlier swift-pjsua's names on purpose")
-    public func addAccount(id: String, registrar: String, username: String, password: String, token: String)
+    public func addAccount(id: String, registrar: String, username: String, password: String, token: String?)
         async throws -> AccountID
     {
+        guard let token else {
+            return try await phone.addAccount(id: id, registrar: registrar, username: username, password: password)
+        }
         let account: AccountID = try await phone.addAccount(
             id: id, registrar: registrar, username: username, password: password,
             push: .apns(teamID: "ABCDE12345", bundleID: "com.example.phone", token: token))
