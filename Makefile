@@ -37,7 +37,7 @@ PJ_LIBDIR = $(shell $(PKGCONF) --variable=libdir libpjproject 2>/dev/null)
 LINK_FLAGS = $(if $(PJ_LIBDIR),-Xlinker -rpath -Xlinker $(PJ_LIBDIR))
 SWIFT_FLAGS = --scratch-path $(SCRATCH) -c $(CONFIG) $(LINK_FLAGS) $(if $(SANITIZE),--sanitize=$(SANITIZE))
 
-.PHONY: all provision scratch build demo test asan bench format clean
+.PHONY: all provision scratch snippets build demo test docs-check asan bench format clean
 
 all: build
 
@@ -67,15 +67,38 @@ scratch: provision
 TOOL_SCRATCH = $(SCRATCH)/tool
 STATIC_TOOL = $(if $(SANITIZE),,$(abspath $(TOOL_SCRATCH))/$(CONFIG)/swiftpjsua)
 
-build: scratch
+# Every ```swift block of the README and the DocC articles becomes a function of the
+# DocSnippetTests target, compiled (never run) by `swift test`: a block that stops
+# compiling fails `make test` with the Markdown file and line. The file is generated before
+# every build rather than checked in, so what compiles is always the docs as they are now
+# (nothing to forget to regenerate); it is rewritten only when a block changed.
+snippets:
+	@python3 scripts/doc-snippets.py
+
+build: scratch snippets
 	$(SWIFT) build $(SWIFT_FLAGS)
 	$(if $(STATIC_TOOL),$(SWIFT) build --scratch-path $(TOOL_SCRATCH) -c $(CONFIG) $(LINK_FLAGS) --static-swift-stdlib --product swiftpjsua)
 
 demo: build
 	$(SCRATCH)/$(CONFIG)/swiftpjsua demo
 
-test: build
+# `make test` checks the docs first (a few seconds), not under a sanitizer.
+test: build $(if $(SANITIZE),,docs-check)
 	$(if $(STATIC_TOOL),SWIFTPJSUA_TOOL=$(STATIC_TOOL)) $(SWIFT) test $(SWIFT_FLAGS) $(TEST_ARGS)
+
+# Every public symbol of SwiftPJSUA and SwiftPJSUAKit has a doc comment, and DocC builds
+# both catalogs offline with no warning (an unresolved ``symbol`` link, an undocumented
+# parameter): scripts/docs-check.py. The symbol graphs come from the modules `make build`
+# compiled (dump-symbol-graph with the same flags builds nothing); the built documentation
+# is left in $(SCRATCH)/docs/<Module>.doccarchive.
+DOC_MODULES := SwiftPJSUA SwiftPJSUAKit
+# dump-symbol-graph also tries the test modules and fails on them before `swift test` has
+# built them: its log is shown only when the libraries' graphs are missing.
+docs-check: build
+	@rm -rf $(SCRATCH)/*/symbolgraph && mkdir -p $(SCRATCH)/docs
+	@$(SWIFT) package $(SWIFT_FLAGS) dump-symbol-graph --minimum-access-level public \
+		> $(SCRATCH)/docs/dump-symbol-graph.log 2>&1 || true
+	@python3 scripts/docs-check.py $(SCRATCH) $(DOC_MODULES)
 
 # AddressSanitizer over every test that feeds the engine malformed, oversized or hostile
 # input: pjproject 2.17 built with -fsanitize=address (provisioned into its own prefix on

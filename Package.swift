@@ -73,6 +73,9 @@ let package = Package(
         .testTarget(
             name: "SwiftPJSUAKitTests",
             dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport", "KitTestSupport"]),
+        // Every ```swift block of the README and the DocC articles, compiled and never run:
+        // `make` writes them into Snippets.generated.swift (scripts/doc-snippets.py).
+        .testTarget(name: "DocSnippetTests", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -107,7 +107,8 @@ public struct PushConfiguration: Sendable, Hashable {
     ///   - token: the device token as hexadecimal text (PushKit's for VoIP pushes).
     ///   - pushType: the suffix of the APNs topic: `voip` (the default) for PushKit VoIP
     ///     pushes; empty for a topic that is the bundle ID alone, with no suffix.
-    ///   - scope: where the parameters go.
+    ///   - scope: which Contacts carry the parameters: REGISTER's alone
+    ///     (``Scope/registerOnly``, the default) or every request's.
     public static func apns(
         teamID: String, bundleID: String, token: String, pushType: String = "voip", scope: Scope = .registerOnly
     ) -> PushConfiguration {

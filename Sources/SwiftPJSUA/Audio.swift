@@ -20,13 +20,25 @@ public struct WAVAudio: Sendable, Equatable {
     }
 
     /// Errors reading a WAV file.
-    public enum ReadError: Error, Equatable {
+    public enum ReadError: LocalizedError, Equatable, CustomStringConvertible {
         /// The data is not a RIFF/WAVE file.
         case notWAV
         /// The format is not 16-bit PCM with one or two channels.
         case unsupportedFormat(String)
         /// A chunk runs past the end of the data.
         case truncated
+
+        /// What is wrong with the file, in one line.
+        public var description: String {
+            switch self {
+            case .notWAV: "not a RIFF/WAVE file"
+            case .unsupportedFormat(let format): "not 16-bit PCM with one or two channels: \(format)"
+            case .truncated: "a WAV chunk runs past the end of the data"
+            }
+        }
+
+        /// The same text as ``description``, for `localizedDescription`.
+        public var errorDescription: String? { description }
     }
 
     /// A sine tone.

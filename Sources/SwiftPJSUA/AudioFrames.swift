@@ -23,6 +23,7 @@ public struct AudioFrameFormat: Sendable, Hashable, CustomStringConvertible {
         Int(Int64(sampleRate) * frameDuration.milliseconds / 1000)
     }
 
+    /// The rate and frame length, for logs: `16000 Hz, 20 ms frames`.
     public var description: String { "\(sampleRate) Hz, \(frameDuration.milliseconds) ms frames" }
 
     func validated() throws(PJSUAUsageError) -> AudioFrameFormat {
@@ -59,6 +60,8 @@ public struct AudioFrame: Sendable, Hashable {
     /// call receives nothing, so frames keep their pace.
     public var samples: [Int16]
 
+    /// A frame from its parts, as the stream makes it (or a test builds one); nothing is
+    /// checked: `samples.count` need not match a format.
     public init(sequenceNumber: UInt64, timestamp: UInt64, sampleRate: Int, samples: [Int16]) {
         self.sequenceNumber = sequenceNumber
         self.timestamp = timestamp
@@ -86,6 +89,7 @@ public struct AudioFrame: Sendable, Hashable {
 /// (``PJSUA/stop(_:)-(AudioFrameStream)``), the engine shuts down, or the iterating task
 /// is cancelled. Iterate it from one task at a time.
 public struct AudioFrameStream: AsyncSequence, Sendable {
+    /// Each element is one frame of received audio.
     public typealias Element = AudioFrame
 
     let port: FramePort
@@ -97,11 +101,17 @@ public struct AudioFrameStream: AsyncSequence, Sendable {
     /// Frames dropped so far because the reader fell behind.
     public var droppedFrames: Int { port.droppedFrames }
 
+    /// An iterator over the frames not read yet. Iterators of one stream share its ring:
+    /// each frame goes to one of them.
     public func makeAsyncIterator() -> Iterator { Iterator(port: port) }
 
+    /// Reads the stream's ring, sleeping half a frame while it is empty.
     public struct Iterator: AsyncIteratorProtocol {
         let port: FramePort
 
+        /// The oldest frame not read yet, waiting for one while the ring is empty; `nil`
+        /// once the call ended, the stream was stopped, the engine shut down or the task
+        /// was cancelled.
         public mutating func next() async -> AudioFrame? {
             let format = port.format
             let pause = format.frameDuration / 2
@@ -123,7 +133,10 @@ public struct AudioFrameStream: AsyncSequence, Sendable {
 }
 
 extension AudioFrameStream: Hashable {
+    /// Two values are equal when they are the same stream (one ``PJSUA/audioFrames(of:format:buffer:)``
+    /// call), whatever they have read.
     public static func == (a: Self, b: Self) -> Bool { a.port === b.port }
+    /// Hashes the stream's identity, consistently with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(port)) }
 }
 

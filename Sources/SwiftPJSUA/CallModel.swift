@@ -15,6 +15,7 @@ public enum CallState: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// The session ended. This is a call's one terminal state.
     case disconnected
 
+    /// The case name, for logs: `confirmed`, `disconnected`.
     public var description: String { rawValue }
 
     /// Whether this is the terminal state.
@@ -130,6 +131,8 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
         displayName = display
     }
 
+    /// The name-addr form of RFC 3261 §25.1: `"Alice" <sip:alice@example.com>` (the display
+    /// name quoted and escaped), or `<sip:alice@example.com>` without one.
     public var description: String {
         guard let displayName else { return "<\(uri)>" }
         let escaped = displayName.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"")

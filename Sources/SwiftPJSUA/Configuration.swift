@@ -207,7 +207,7 @@ public struct MediaConfiguration: Sendable, Hashable {
 
 /// A bound SIP transport, read back after start.
 public struct TransportInfo: Sendable, Hashable {
-    /// The handle to use with ``PJSUA/addLocalAccount(on:isDefault:)``.
+    /// The handle to use with ``PJSUA/addLocalAccount(on:isDefault:mediaInactivityTimeout:transportLossPolicy:)``.
     public var transport: Transport
     /// UDP, TCP or TLS, IPv4 or IPv6.
     public var type: TransportType

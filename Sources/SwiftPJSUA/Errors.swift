@@ -7,8 +7,13 @@ import Foundation
 /// statuses), ``sipStatus`` holds that code (100–699).
 ///
 /// Compare ``code`` with the named values to handle a specific failure:
+/// <!-- snippet-setup:
+/// let engine = PJSUA()
+/// let account: Account = placeholder()
+/// let uri = "sip:bob@example.com"
+/// -->
 /// ```swift
-/// do { try await engine.makeCall(to: uri, from: account) }
+/// do { _ = try await engine.placeCall(to: uri, from: account) }
 /// catch let error as PJSUAError where error.code == .tooMany { /* call limit */ }
 /// ```
 public struct PJSUAError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
@@ -169,6 +174,8 @@ public struct PJProjectVersionMismatchError: LocalizedError, Sendable, Hashable,
         self.loadedVersion = loadedVersion
     }
 
+    /// Both versions, for logs: `pjproject 2.12.1 is loaded, but the engine was compiled
+    /// against pjproject 2.17`.
     public var description: String {
         "pjproject \(loadedVersion) is loaded, but the engine was compiled against pjproject \(compiledVersion)"
     }

@@ -83,6 +83,7 @@ public struct PlaybackFinished: Sendable, Hashable {
     /// The call it plays into.
     public var call: Call { player.call }
 
+    /// Creates the payload; the engine makes one when a player's file ends.
     public init(player: Player) {
         self.player = player
     }

@@ -16,6 +16,7 @@ public struct Call: Hashable, Sendable, CustomStringConvertible {
         self.generation = generation
     }
 
+    /// The slot and generation, for logs: `call 3#17`.
     public var description: String { "call \(slot)#\(generation)" }
 }
 
@@ -35,6 +36,7 @@ public struct Account: Hashable, Sendable, CustomStringConvertible {
         self.generation = generation
     }
 
+    /// The slot and generation, for logs: `account 0#2`.
     public var description: String { "account \(slot)#\(generation)" }
 }
 
@@ -46,6 +48,7 @@ public struct Transport: Hashable, Sendable, CustomStringConvertible {
     /// Creates a handle; handles come from ``PJSUA/transports()``.
     public init(id: Int32) { self.id = id }
 
+    /// The transport id, for logs: `transport 1`.
     public var description: String { "transport \(id)" }
 }
 

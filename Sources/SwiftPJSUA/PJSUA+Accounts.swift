@@ -82,6 +82,10 @@ extension PJSUA {
     /// Adds an account and waits for its first registration outcome: the one-step way to
     /// register.
     ///
+    /// <!-- snippet-setup:
+    /// let engine = PJSUA()
+    /// let configuration = AccountConfiguration(identity: "sip:alice@example.com", registrar: "sip:example.com")
+    /// -->
     /// ```swift
     /// let registration = try await engine.addAccount(configuration, awaitingRegistration: .seconds(10))
     /// print("registered for \(registration.expiration)")
@@ -206,7 +210,7 @@ extension PJSUA {
 
     /// The configuration an account was added or last modified with.
     /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle or a local account.
-    public func accountConfiguration(_ account: Account) throws -> AccountConfiguration {
+    public func accountConfiguration(_ account: Account) throws(PJSUAUsageError) -> AccountConfiguration {
         let runtime = try runtime()
         _ = try liveSlot(account)
         guard let configuration = runtime.bridge.accountRecords.configuration(of: account) else {
@@ -286,7 +290,7 @@ extension PJSUA {
     }
 
     /// Every account, in pjsua's order. Wraps `pjsua_enum_accs`.
-    public func accounts() throws -> [Account] {
+    public func accounts() throws(PJSUAUsageError) -> [Account] {
         _ = try runtime()
         return Native.accounts()
     }
@@ -309,7 +313,9 @@ extension PJSUA {
     /// With new push parameters the account is modified (`pjsua_acc_modify`): pjsua removes
     /// the binding with the old Contact and registers the new one. Without, the binding is
     /// refreshed (`pjsua_acc_set_registration`). The outcome arrives as a registration event.
-    /// - Parameter push: the new push parameters; `nil` keeps the current ones.
+    /// - Parameters:
+    ///   - account: the account to register.
+    ///   - push: the new push parameters; `nil` keeps the current ones.
     /// - Throws: ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAUsageError/noRegistrar``
     ///   when the account has no registrar; ``PJSUAError`` when pjsua refuses.
     public func reRegister(_ account: Account, updatingPush push: PushConfiguration? = nil) throws {
@@ -335,7 +341,9 @@ extension PJSUA {
     /// from the peer, hang-up) with ``CallInfo/account`` `nil`. End them first if they should
     /// not outlive it. An INVITE that arrives while the account is being removed, and that
     /// pjsua still hands to it, is answered 480 Temporarily Unavailable and never reported.
-    /// - Parameter deadline: how long to wait for the registrar to confirm the unregistration.
+    /// - Parameters:
+    ///   - account: the account to remove.
+    ///   - deadline: how long to wait for the registrar to confirm the unregistration.
     /// - Returns: how the unregistration ended: ``RegistrationOutcome/unregistered`` or
     ///   ``RegistrationOutcome/failed(statusCode:reason:)``; `nil` when the account was not
     ///   registered or the registrar did not answer within `deadline`.

@@ -93,14 +93,14 @@ extension PJSUA {
     /// A snapshot of a call. Wraps `pjsua_call_get_info` (and `pjsua_call_get_stream_info`
     /// for the codec).
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)`` when the call has ended.
-    public func callInfo(_ call: Call) throws -> CallInfo {
+    public func callInfo(_ call: Call) throws(PJSUAUsageError) -> CallInfo {
         let slot = try liveSlot(call)
         guard let info = Native.readCallInfo(slot, call: call) else { throw PJSUAUsageError.unknownCall(call) }
         return info.info
     }
 
     /// Calls that have started and not yet reported their terminal event.
-    public func activeCalls() throws -> [Call] {
+    public func activeCalls() throws(PJSUAUsageError) -> [Call] {
         try runtime().bridge.hub.liveCalls.keys.sorted { $0.generation < $1.generation }
     }
 

@@ -70,6 +70,10 @@ extension PJSUA {
     /// with ``events(for:)`` after ``makeCall(to:from:headers:)`` starts from the call's
     /// state at that moment instead, so it can miss the states in between.)
     ///
+    /// <!-- snippet-setup:
+    /// let engine = PJSUA()
+    /// let account: Account = placeholder()
+    /// -->
     /// ```swift
     /// let outgoing = try await engine.placeCall(
     ///     to: "sip:bob@example.com", from: account, headers: [SIPHeader(name: "X-Campaign", value: "7")])

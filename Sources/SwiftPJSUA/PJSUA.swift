@@ -363,10 +363,10 @@ public actor PJSUA {
 
     /// Call slots pjsua holds, including calls that have delivered their terminal event
     /// and whose SIP teardown (the CANCEL or BYE transaction after a local hangup) is still
-    /// running. At ``Configuration/maxCalls`` held slots, ``makeCall(to:from:)`` throws
+    /// running. At ``Configuration/maxCalls`` held slots, ``makeCall(to:from:headers:)`` throws
     /// ``PJSUAError/Code/tooMany``. Wraps `pjsua_call_get_count`.
     /// - Throws: ``PJSUAUsageError`` when not running.
-    public func callSlotsInUse() throws -> Int {
+    public func callSlotsInUse() throws(PJSUAUsageError) -> Int {
         _ = try runtime()
         return Native.activeCallCount()
     }

@@ -12,6 +12,9 @@ public struct Tone: Sendable, Hashable {
     /// Peak level, 0–1 of full scale; `nil` for pjmedia's default (`PJMEDIA_TONEGEN_VOLUME`).
     public var volume: Double?
 
+    /// A tone of one frequency, or two with `secondFrequency`. Nothing is checked here: the
+    /// ranges above are checked when the tone is played, which throws ``PJSUAUsageError``
+    /// for a value outside them.
     public init(
         frequency: Int, secondFrequency: Int? = nil, duration: Duration, pause: Duration = .zero,
         volume: Double? = nil
@@ -95,6 +98,8 @@ public struct TonePlayer: Hashable, Sendable {
     public let call: Call?
     let port: TonePort
 
+    /// Two handles are equal when they name the same player (one `playTones` call).
     public static func == (a: Self, b: Self) -> Bool { a.generation == b.generation }
+    /// Hashes the player's generation, consistently with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(generation) }
 }

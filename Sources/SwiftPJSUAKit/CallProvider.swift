@@ -97,8 +97,8 @@ public enum CallEndReason: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Like ``init(sipStatus:isOutgoing:)``, except that a call the engine ended because its
-    /// peer vanished (the disconnected event's reason is ``PJSUA/mediaTimeoutReason`` or
-    /// ``PJSUA/transportLostReason``, whatever its last status) is ``failed``.
+    /// peer vanished (the disconnected event's reason is `PJSUA.mediaTimeoutReason` or
+    /// `PJSUA.transportLostReason`, whatever its last status) is ``failed``.
     public init(sipStatus: Int, reason: String, isOutgoing: Bool) {
         if reason == PJSUA.mediaTimeoutReason || reason == PJSUA.transportLostReason {
             self = .failed
@@ -149,7 +149,7 @@ public struct CallAction: Sendable, Hashable, Identifiable {
 }
 
 /// Why the router failed a user action.
-public enum CallActionError: Error, Sendable, Hashable {
+public enum CallActionError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
     /// No call with that UUID is known (it ended, expired or never existed).
     case unknownCall(UUID)
     /// The call ended before the action could complete.
@@ -162,4 +162,19 @@ public enum CallActionError: Error, Sendable, Hashable {
     case unsupported
     /// The engine refused; the text is the engine's error.
     case engine(String)
+
+    /// What went wrong, in one line.
+    public var description: String {
+        switch self {
+        case .unknownCall(let uuid): "no call with UUID \(uuid)"
+        case .callEnded: "the call ended before the action completed"
+        case .invalidState: "the action does not apply in the call's state"
+        case .noAccount: "no account is bound to place the call from"
+        case .unsupported: "the engine does not offer this action"
+        case .engine(let text): "the engine refused: \(text)"
+        }
+    }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }

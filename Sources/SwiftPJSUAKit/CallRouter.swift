@@ -628,11 +628,22 @@ public actor CallRouter {
 }
 
 /// Why the router could not handle a push.
-public enum CallRouterError: Error, Sendable, Hashable {
+public enum CallRouterError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
     /// A `reregister` push named a hint no account is bound to.
     case unknownAccountHint(String)
     /// The engine refused to re-register; the text is its error.
     case reRegistrationFailed(String)
+
+    /// What went wrong, in one line.
+    public var description: String {
+        switch self {
+        case .unknownAccountHint(let hint): "no account is bound to the push's account hint \(hint)"
+        case .reRegistrationFailed(let text): "re-registering after the push failed: \(text)"
+        }
+    }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 extension Clock where Duration == Swift.Duration {

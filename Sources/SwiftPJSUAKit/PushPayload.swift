@@ -177,7 +177,7 @@ public struct IncomingCallPush: Sendable, Hashable {
 }
 
 /// Why a push payload was rejected.
-public enum PushPayloadError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum PushPayloadError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
     /// The data is not JSON (or, from a dictionary, holds values JSON cannot carry).
     case notJSON
     /// The JSON is not an object.
@@ -219,6 +219,9 @@ public enum PushPayloadError: Error, Sendable, Hashable, CustomStringConvertible
         case .unknownType(let type): "push payload type \(type) is unknown"
         }
     }
+
+    /// The same text as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 extension String {

@@ -11,6 +11,11 @@
     /// `CXProviderDelegate` that forwards the system's call actions and audio-session signals
     /// to the router, in the order CallKit delivers them.
     ///
+    /// <!-- snippet-if: canImport(CallKit) -->
+    /// <!-- snippet-setup:
+    /// import CallKit
+    /// let engine = PJSUA()
+    /// -->
     /// ```swift
     /// let callKit = CallKitProvider(configuration: CXProviderConfiguration())
     /// let router = CallRouter(engine: PJSUAEngine(engine), provider: callKit)
