@@ -83,10 +83,10 @@ extension PJSUA {
         try Native.hangup(slot, statusCode: statusCode ?? 0, headers: headers)
     }
 
-    /// Ends every call. Wraps `pjsua_call_hangup_all`.
-    /// - Throws: ``PJSUAUsageError`` when not running.
-    public func hangupAll() throws {
-        _ = try runtime()
+    /// Ends every call. Does nothing when the engine is not running: it then has no calls.
+    /// Wraps `pjsua_call_hangup_all`.
+    public func hangupAll() {
+        guard isRunning else { return }
         Native.hangupAll()
     }
 

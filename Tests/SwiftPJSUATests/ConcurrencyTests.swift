@@ -123,7 +123,7 @@ extension EngineTests {
                 }
             }
             answering.cancel()
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
         }
         let overlap = log.threads.intersection(drivers.all)
         #expect(!log.lines.isEmpty)

@@ -144,6 +144,9 @@ struct EngineTests {
             try await engine.makeCall(to: "sip:a@127.0.0.1", from: Account(slot: 0, generation: 1))
         }
         await #expect(throws: PJSUAUsageError.notStarted) { try await engine.hangup(stale) }
+        // Nothing to end or detach before start: both return without touching pjsua.
+        await engine.hangupAll()
+        await engine.deactivateAudioDevice()
         try await engine.start(Configuration(
             transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         await #expect(throws: PJSUAUsageError.alreadyStarted) { try await engine.start() }
