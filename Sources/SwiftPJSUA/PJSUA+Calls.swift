@@ -40,6 +40,8 @@ extension PJSUA {
     static let managedHeaderNames: Set<String> = [
         "via", "v", "from", "f", "to", "t", "call-id", "i", "cseq", "max-forwards", "content-length", "l",
         "content-type", "c", "contact", "m", "route", "record-route",
+        // The engine's own carrier of REGISTER push parameters (cpj_register_push_contact_module).
+        "x-swiftpjsua-contact-uri-params",
     ]
 
     /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.

@@ -332,8 +332,15 @@ extension EngineTests {
             }
             try await h.log.wait("registered twice") { $0.filter { $0.isRegistration(of: alice, active: true) }.count >= 2 }
             #expect(try await h.engine.accountConfiguration(alice).push?.resourceID == "99ff88ee")
+            #expect(try await h.engine.removeAccount(alice) == .unregistered)
         }
-        let contacts = kamailio.receivedRequests.filter { $0.method == "REGISTER" }.map(\.contact)
+        let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" }
+        let contacts = registers.map(\.contact)
+        // Every REGISTER (challenged, authenticated, refreshed, unregistering) carries the
+        // parameters once, in the Contact URI, and never the engine's private carrier header.
+        #expect(registers.allSatisfy { $0.privateHeaders == 0 }, "\(registers)")
+        #expect(contacts.allSatisfy { $0.components(separatedBy: "pn-provider=apns").count == 2 }, "\(contacts)")
+        #expect(registers.last?.expires == "0" && registers.last?.contact.contains("pn-prid=99ff88ee") == true, "\(registers)")
         #expect(contacts.first?.contains(";pn-provider=apns;pn-param=ABCDE12345.com.example.phone.voip;pn-prid=00aa11bb") == true,
                 "\(contacts)")
         #expect(contacts.contains { $0.contains("pn-prid=99ff88ee") })

@@ -93,6 +93,7 @@ enum Native {
             try PJ.check(cpj_register_unhandled_request_responder(), "pjsip_endpt_register_module")
             // Answer malformed requests pjsip accepts or drops (513, 400, 416, 482, 420, 488).
             try PJ.check(cpj_register_rfc_checks(), "pjsip_endpt_register_module")
+            try PJ.check(cpj_register_push_contact_module(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
