@@ -916,6 +916,44 @@ static inline pj_status_t cpj_call_reinvite(pjsua_call_id call_id) {
     return pjsua_call_reinvite(call_id, 0, NULL);
 }
 
+/* What an attended transfer's Refer-To names (RFC 3891, RFC 5589 §7): the far end's remote
+ * Contact URI (the device in the dialog; pjsua_call_xfer_replaces names the To URI, which a
+ * proxy may fork to another device), the Call-ID and both tags of the call's dialog, copied
+ * under the dialog lock into `buf` one after another; `lengths` gets the four lengths in
+ * that order. Falls back to the dialog's remote target, then the To URI, when the far end
+ * sent no Contact. PJ_ETOOSMALL when `buf` is too small; acquire_call's status when the
+ * call has no dialog. */
+static inline pj_status_t cpj_call_dialog_identity(pjsua_call_id call_id, char *buf, pj_size_t size, int lengths[4]) {
+    pjsua_call *call = NULL;
+    pjsip_dialog *dlg = NULL;
+    pj_status_t status;
+    const pjsip_uri *uri;
+    const pj_str_t *parts[3];
+    pj_size_t used;
+    int printed, i;
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count() || !buf || size == 0) return PJ_EINVAL;
+    status = acquire_call("cpj_call_dialog_identity()", call_id, &call, &dlg);
+    if (status != PJ_SUCCESS) return status;
+    if (dlg->remote.contact && dlg->remote.contact->uri) uri = dlg->remote.contact->uri;
+    else if (dlg->target) uri = dlg->target;
+    else uri = dlg->remote.info->uri;
+    printed = pjsip_uri_print(PJSIP_URI_IN_REQ_URI, pjsip_uri_get_uri(uri), buf, size);
+    if (printed < 0) { pjsip_dlg_dec_lock(dlg); return PJ_ETOOSMALL; }
+    lengths[0] = printed;
+    used = (pj_size_t)printed;
+    parts[0] = &dlg->call_id->id;
+    parts[1] = &dlg->local.info->tag;
+    parts[2] = &dlg->remote.info->tag;
+    for (i = 0; i < 3; ++i) {
+        if ((pj_size_t)parts[i]->slen > size - used) { pjsip_dlg_dec_lock(dlg); return PJ_ETOOSMALL; }
+        pj_memcpy(buf + used, parts[i]->ptr, parts[i]->slen);
+        lengths[i + 1] = (int)parts[i]->slen;
+        used += (pj_size_t)parts[i]->slen;
+    }
+    pjsip_dlg_dec_lock(dlg);
+    return PJ_SUCCESS;
+}
+
 /* ==== RFC checks: requests pjsip accepts or drops that RFC 3261 and RFC 4566 want
  * answered. One module, registered after pjsua_init by cpj_register_rfc_checks, at a
  * priority after the transaction layer (a retransmission of a transaction in progress is

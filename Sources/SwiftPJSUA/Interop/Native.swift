@@ -48,6 +48,8 @@ enum Native {
             config.cb.on_dtmf_event = { onDTMFEvent($0, $1) }
             config.cb.on_call_transfer_status = { onTransferStatus($0, $1, $2, $3, $4) }
             config.cb.on_call_transfer_request2 = { onTransferRequest($0, $1, $2, $3) }
+            config.cb.on_call_replace_request2 = { onCallReplaceRequest($0, $1, $2, $3, $4) }
+            config.cb.on_call_replaced = { onCallReplaced($0, $1) }
             config.cb.on_call_tsx_state = { onCallTransactionState($0, $1, $2) }
             config.cb.on_transport_state = { onTransportState($0, $1, $2) }
 
