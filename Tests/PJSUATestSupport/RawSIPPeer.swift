@@ -177,6 +177,8 @@ public struct RawSIPRequest: Sendable {
     /// The top Via's branch (the transaction).
     public var branch: String
     public var fromTag: String = "raw-from"
+    /// The From header's name-addr (before `;tag=`); nil is `<sip:peer@127.0.0.1:<port>>`.
+    public var fromAddress: String?
     public var toTag: String?
     /// Extra header lines, without CRLF.
     public var headers: [String] = []
@@ -197,7 +199,7 @@ public struct RawSIPRequest: Sendable {
             "\(method) \(requestURI ?? "sip:engine@127.0.0.1:\(destination)") SIP/2.0",
             "Via: SIP/2.0/\(transport) 127.0.0.1:\(port);branch=\(branch);rport",
             "Max-Forwards: 70",
-            "From: <sip:peer@127.0.0.1:\(port)>;tag=\(fromTag)",
+            "From: \(fromAddress ?? "<sip:peer@127.0.0.1:\(port)>");tag=\(fromTag)",
             "To: <sip:engine@127.0.0.1:\(destination)>" + (toTag.map { ";tag=\($0)" } ?? ""),
             "Call-ID: \(callID)",
             "CSeq: \(cseq) \(method)",

@@ -1,6 +1,8 @@
 import Foundation
+import KitTestSupport
 import PJSUATestSupport
 import SwiftPJSUA
+import SwiftPJSUAKit
 import Synchronization
 import Testing
 
@@ -17,7 +19,7 @@ private struct PeerDialog {
 extension EngineTests {
     /// An INVITE from `peer` to the engine with a PCMU offer, its From tag `fromTag` and
     /// `headers` added.
-    private static func invite(callID: String, fromTag: String, peer: RawSIPPeer, headers: [String] = []) -> RawSIPRequest {
+    static func replacesInvite(callID: String, fromTag: String, peer: RawSIPPeer, headers: [String] = []) -> RawSIPRequest {
         var invite = RawSIPRequest(method: "INVITE", callID: callID)
         invite.fromTag = fromTag
         invite.headers = headers
@@ -31,7 +33,7 @@ extension EngineTests {
 
     /// The ACK for `response` to `invite`: a new transaction for a 2xx, the INVITE's for
     /// an error (RFC 3261 §13.2.2.4, §17.1.1.3).
-    private static func replacesAck(_ invite: RawSIPRequest, _ response: RawSIPResponse) -> RawSIPRequest {
+    static func replacesAck(_ invite: RawSIPRequest, _ response: RawSIPResponse) -> RawSIPRequest {
         var ack = RawSIPRequest(method: "ACK", callID: invite.callID)
         if response.statusCode >= 300 { ack.branch = invite.branch }
         ack.fromTag = invite.fromTag
@@ -40,7 +42,7 @@ extension EngineTests {
     }
 
     /// Sends `invite`, waits for its final response and ACKs it.
-    private static func sendInvite(
+    static func sendReplacesInvite(
         _ invite: RawSIPRequest, from peer: RawSIPPeer, to port: UInt16
     ) async throws -> RawSIPResponse {
         try peer.send(bytes: peer.request(invite, to: port), to: port)
@@ -78,7 +80,7 @@ extension EngineTests {
             let port = h.transport.port
 
             // The call to be replaced: answered by the app, confirmed.
-            let first = Self.invite(callID: "replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
+            let first = Self.replacesInvite(callID: "replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
             try peer.send(bytes: peer.request(first, to: port), to: port)
             let incoming = try await h.log.first("the first call") {
                 if case .incomingCall(let call) = $0 { call.sipCallID == first.callID } else { false }
@@ -98,10 +100,10 @@ extension EngineTests {
                 seen.withLock { $0.append(request) }
                 return .accept
             }
-            let second = Self.invite(
+            let second = Self.replacesInvite(
                 callID: "replacement-\(UUID().uuidString)", fromTag: "bob-2", peer: peer,
                 headers: ["Replaces: \(first.callID);to-tag=\(oldTag);from-tag=alice-1", "X-Replacing: yes"])
-            let secondAnswer = try await Self.sendInvite(second, from: peer, to: port)
+            let secondAnswer = try await Self.sendReplacesInvite(second, from: peer, to: port)
             #expect(secondAnswer.statusCode == 200, "\(secondAnswer)")
             let bye = await peer.receivedRequest("BYE", callID: first.callID, timeout: .seconds(10))
             #expect(bye != nil, "the replaced call's BYE")
@@ -148,10 +150,10 @@ extension EngineTests {
             // A handler that refuses: 603 on the wire, no event, the call stays up.
             try await h.engine.setReplaceRequestHandler { _ in .reject(statusCode: 603) }
             let newTag = try #require(secondAnswer.toTag)
-            let third = Self.invite(
+            let third = Self.replacesInvite(
                 callID: "refused-\(UUID().uuidString)", fromTag: "carol-3", peer: peer,
                 headers: ["Replaces: \(second.callID);to-tag=\(newTag);from-tag=bob-2"])
-            let refused = try await Self.sendInvite(third, from: peer, to: port)
+            let refused = try await Self.sendReplacesInvite(third, from: peer, to: port)
             #expect(refused.statusCode == 603, "\(refused)")
             #expect(await peer.receivedRequest("BYE", callID: second.callID, timeout: .milliseconds(500)) == nil)
             #expect(try await h.engine.callInfo(new).state == .confirmed)
@@ -212,5 +214,60 @@ extension EngineTests {
         #expect(callID == bCallID)
         let replaces = "\(callID);to-tag=desk-7%`tag;from-tag=\(engineTag)"
         #expect(referTo == "<\(contact)?Require=replaces&Replaces=\(escaped(replaces))>", "\(referTo)")
+    }
+}
+
+extension EngineTests.KitOrderings {
+    @Test("Kit on the real engine: a call replaced by an INVITE with Replaces keeps its UUID and is updated, not rung anew")
+    func replacedCallKeepsUUID() async throws {
+        try await Rig.run { rig in
+            let peer = try RawSIPPeer()
+            defer { peer.close() }
+            let port = rig.h.transport.port
+            let first = EngineTests.replacesInvite(callID: "kit-replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
+            try peer.send(bytes: peer.request(first, to: port), to: port)
+            let old = try await rig.waitForRinging()
+            let id = CallIdentity.uuid(sipCallID: first.callID)
+            try await rig.provider.wait("the first call reported") {
+                if case .newIncomingCall(let reported, _) = $0 { reported == id } else { false }
+            }
+            let answer = CallAction(callUUID: id, kind: .answer)
+            await rig.router.perform(answer)
+            let answered = try #require(try await peer.response(callID: first.callID, timeout: .seconds(10)))
+            #expect(answered.statusCode == 200)
+            try peer.send(bytes: peer.request(EngineTests.replacesAck(first, answered), to: port), to: port)
+            try await rig.expect(.fulfilled(answer.id))
+
+            var second = EngineTests.replacesInvite(
+                callID: "kit-replacement-\(UUID().uuidString)", fromTag: "carol-2", peer: peer,
+                headers: ["Replaces: \(first.callID);to-tag=\(answered.toTag ?? "");from-tag=alice-1"])
+            second.fromAddress = "\"Carol\" <sip:carol@127.0.0.1>"
+            let replaced = try await EngineTests.sendReplacesInvite(second, from: peer, to: port)
+            #expect(replaced.statusCode == 200, "\(replaced)")
+            if let bye = await peer.receivedRequest("BYE", callID: first.callID, timeout: .seconds(10)) {
+                try peer.respond(200, "OK", to: bye)
+            } else {
+                Issue.record("no BYE for the replaced call\n\(rig.diagnostics)")
+            }
+            try await rig.expect(.updated(id, CallUpdate(remoteURI: "sip:carol@127.0.0.1", displayName: "Carol")))
+            try await rig.h.log.first("the replaced call ended") { $0.isState(.disconnected, of: old) }
+            let new = try #require(await rig.router.calls.first?.call)
+            #expect(new != old)
+            try await rig.h.log.first("the replacement confirmed") { $0.isState(.confirmed, of: new) }
+            #expect(rig.provider.reportedCalls == [id])
+            #expect(!rig.provider.records.contains { if case .ended = $0 { true } else { false } })
+            #expect(!rig.engine.records.contains(.answer(new, 180)), "\(rig.engine.records)")
+
+            // Ending the call from the call UI hangs up the replacement.
+            let end = CallAction(callUUID: id, kind: .end)
+            await rig.router.perform(end)
+            if let bye = await peer.receivedRequest("BYE", callID: second.callID, timeout: .seconds(10)) {
+                try peer.respond(200, "OK", to: bye)
+            } else {
+                Issue.record("no BYE for the replacement\n\(rig.diagnostics)")
+            }
+            try await rig.expect(.fulfilled(end.id))
+            #expect(await rig.router.calls.isEmpty)
+        }
     }
 }
