@@ -58,8 +58,8 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// A call is being replaced by a new call from an INVITE with `Replaces` (RFC 3891,
     /// `on_call_replaced`). Comes after the new call's ``incomingCall(_:)`` and
     /// ``CallState/incoming`` events and before the replaced call's
-    /// ``CallState/disconnected`` event (the engine ends it with BYE, or 410 when it was
-    /// still ringing). ``call`` is the replaced call.
+    /// ``CallState/disconnected`` event (the engine ends it with BYE, or CANCEL for a call
+    /// we placed that was still ringing). ``call`` is the replaced call.
     case callReplaced(CallReplacement)
 
     /// The call this event is about, if any.
@@ -146,11 +146,12 @@ public struct IncomingCall: Sendable, Hashable {
     /// P-Asserted-Identity…); look one up with `headers.value(of:)`.
     public var headers: [SIPHeader]
     /// The call this one replaces, when the INVITE carried a `Replaces` header for it (RFC
-    /// 3891); `nil` for an ordinary INVITE. The engine answers a replacement itself, as the
-    /// replaced call was answered: 200 for a confirmed call, so CONNECTING and CONFIRMED
-    /// follow without ``PJSUA/answer(_:statusCode:headers:)``; the replaced call's last
-    /// provisional response for one still ringing, which the app then answers or rejects as
-    /// usual. Its ``account`` is the replaced call's.
+    /// 3891); `nil` for an ordinary INVITE. The engine answers a replacement itself with
+    /// 200 (the replaced call is confirmed, or one we placed that is still ringing), so
+    /// CONNECTING and CONFIRMED follow without ``PJSUA/answer(_:statusCode:headers:)``; the
+    /// app can still end it with ``PJSUA/hangup(_:statusCode:headers:)``, or refuse it
+    /// beforehand with ``PJSUA/setReplaceRequestHandler(_:)``. Its ``account`` is the
+    /// replaced call's.
     public var replaces: Call?
 
     /// Creates the payload; the engine fills it from `on_incoming_call` (or

@@ -19,15 +19,18 @@ private struct PeerDialog {
 extension EngineTests {
     /// An INVITE from `peer` to the engine with a PCMU offer, its From tag `fromTag` and
     /// `headers` added.
-    static func replacesInvite(callID: String, fromTag: String, peer: RawSIPPeer, headers: [String] = []) -> RawSIPRequest {
+    static func replacesInvite(callID: String, fromTag: String, peer: RawSIPPeer, headers: [String] = [])
+        -> RawSIPRequest
+    {
         var invite = RawSIPRequest(method: "INVITE", callID: callID)
         invite.fromTag = fromTag
         invite.headers = headers
         invite.contentType = "application/sdp"
-        invite.body = Array([
-            "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0",
-            "m=audio \(Int(peer.port) + 2) RTP/AVP 0", "a=rtpmap:0 PCMU/8000", "",
-        ].joined(separator: "\r\n").utf8)
+        invite.body = Array(
+            [
+                "v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "c=IN IP4 127.0.0.1", "t=0 0",
+                "m=audio \(Int(peer.port) + 2) RTP/AVP 0", "a=rtpmap:0 PCMU/8000", "",
+            ].joined(separator: "\r\n").utf8)
         return invite
     }
 
@@ -112,9 +115,13 @@ extension EngineTests {
             let events = try await h.log.wait("replacement confirmed, old call ended") { events in
                 events.contains { $0.isState(.disconnected, of: old) }
                     && events.contains {
-                        if case .callState(let change) = $0, change.sipCallID == second.callID, change.state == .confirmed {
+                        if case .callState(let change) = $0, change.sipCallID == second.callID,
+                            change.state == .confirmed
+                        {
                             true
-                        } else { false }
+                        } else {
+                            false
+                        }
                     }
             }
             let replacementEvent = try #require(
@@ -134,7 +141,8 @@ extension EngineTests {
             // after the replacement (when depends on the BYE's response, not on the new call).
             #expect(
                 trace.filter { $0.hasPrefix("new") || $0.contains("replaced") } == [
-                    "new incomingCall replaces old", "new INCOMING", "old replaced by new", "new CONNECTING", "new CONFIRMED",
+                    "new incomingCall replaces old", "new INCOMING", "old replaced by new", "new CONNECTING",
+                    "new CONFIRMED",
                 ], "\(trace)")
             let replacedAt = try #require(trace.firstIndex(of: "old replaced by new"))
             #expect(trace.firstIndex(of: "old DISCONNECTED").map { $0 > replacedAt } == true, "\(trace)")
@@ -157,11 +165,75 @@ extension EngineTests {
             #expect(refused.statusCode == 603, "\(refused)")
             #expect(await peer.receivedRequest("BYE", callID: second.callID, timeout: .milliseconds(500)) == nil)
             #expect(try await h.engine.callInfo(new).state == .confirmed)
-            #expect(!h.log.events.contains { if case .incomingCall(let call) = $0 { call.sipCallID == third.callID } else { false } })
+            #expect(
+                !h.log.events.contains {
+                    if case .incomingCall(let call) = $0 { call.sipCallID == third.callID } else { false }
+                })
             #expect(!h.log.events.contains { if case .callReplaced(let r) = $0 { r.call == new } else { false } })
 
             try await h.engine.hangup(new)
             if let bye = await peer.receivedRequest("BYE", callID: second.callID, timeout: .seconds(10)) {
+                try peer.respond(200, "OK", to: bye)
+            }
+            try await h.log.first("new call ended") { $0.isState(.disconnected, of: new) }
+        }
+    }
+
+    @Test(
+        "INVITE with Replaces for a call we placed that is still ringing: answered 200, the old call CANCELled after callReplaced"
+    )
+    func inviteReplacesEarlyCall() async throws {
+        try await EngineHarness.run { h in
+            let peer = try RawSIPPeer()
+            defer { peer.close() }
+            let port = h.transport.port
+            let outgoing = try await h.engine.placeCall(to: "sip:ringing@127.0.0.1:\(peer.port)", from: h.account)
+            let old = outgoing.call
+            let ringing = try #require(
+                await peer.receivedRequest(
+                    "INVITE", callID: try await h.engine.callInfo(old).sipCallID, timeout: .seconds(10)))
+            try peer.respond(180, "Ringing", to: ringing, toTag: "ringing-1")
+            try await h.log.first("old early") { $0.isState(.early, of: old) }
+            let engineTag = try #require(ringing.values("From").first?.components(separatedBy: ";tag=").last)
+
+            // Replaces from the engine's view: to-tag is its own (From) tag, from-tag ours.
+            let replacing = Self.replacesInvite(
+                callID: "replaces-early-\(UUID().uuidString)", fromTag: "dave-2", peer: peer,
+                headers: ["Replaces: \(ringing.callID);to-tag=\(engineTag);from-tag=ringing-1"])
+            let answer = try await Self.sendReplacesInvite(replacing, from: peer, to: port)
+            #expect(answer.statusCode == 200, "\(answer)")
+            let cancel = await peer.receivedRequest("CANCEL", callID: ringing.callID, timeout: .seconds(10))
+            #expect(cancel != nil, "the early call's CANCEL")
+            if let cancel {
+                try peer.respond(200, "OK", to: cancel, toTag: "ringing-1")
+                try peer.respond(487, "Request Terminated", to: ringing, toTag: "ringing-1")
+            }
+            let events = try await h.log.wait("old ended, new confirmed") { events in
+                events.contains { $0.isState(.disconnected, of: old) }
+                    && events.contains {
+                        if case .callState(let change) = $0, change.sipCallID == replacing.callID,
+                            change.state == .confirmed
+                        {
+                            true
+                        } else {
+                            false
+                        }
+                    }
+            }
+            let new = try #require(
+                events.compactMap {
+                    if case .incomingCall(let call) = $0, call.replaces == old { call.call } else { nil }
+                }.first)
+            let trace = Self.trace(events, [old: "old", new: "new"])
+            #expect(
+                trace.filter { $0.hasPrefix("new") || $0.contains("replaced") } == [
+                    "new incomingCall replaces old", "new INCOMING", "old replaced by new", "new CONNECTING",
+                    "new CONFIRMED",
+                ], "\(trace)")
+            let replacedAt = try #require(trace.firstIndex(of: "old replaced by new"))
+            #expect(trace.firstIndex(of: "old DISCONNECTED").map { $0 > replacedAt } == true, "\(trace)")
+            try await h.engine.hangup(new)
+            if let bye = await peer.receivedRequest("BYE", callID: replacing.callID, timeout: .seconds(10)) {
                 try peer.respond(200, "OK", to: bye)
             }
             try await h.log.first("new call ended") { $0.isState(.disconnected, of: new) }
@@ -189,7 +261,8 @@ extension EngineTests {
             }
             try await h.engine.hangupAll()
             try await h.log.wait("both ended") { events in
-                events.contains { $0.isState(.disconnected, of: a) } && events.contains { $0.isState(.disconnected, of: b) }
+                events.contains { $0.isState(.disconnected, of: a) }
+                    && events.contains { $0.isState(.disconnected, of: b) }
             }
             return bCallID
         }
@@ -202,14 +275,17 @@ extension EngineTests {
         let contact = "sip:desk-7@127.0.0.1:\(target.port);ob"
         #expect(referTo.hasPrefix("<\(contact)?"), "\(referTo)")
         #expect(!referTo.contains("sip:service@"), "\(referTo)")
-        let invite = try #require(target.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+        let invite = try #require(
+            target.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
         let engineTag = try #require(invite.header("From")?.components(separatedBy: ";tag=").last)
         let callID = try #require(invite.header("Call-ID"))
         // Replaces from the target's view: to-tag is the target's, from-tag ours; ';', '='
         // and '@' escaped inside the header value (RFC 3261 §25.1).
         let escaped = { (text: String) in
-            text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn:
-                "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()[]/?:+$")) ?? text
+            text.addingPercentEncoding(
+                withAllowedCharacters: CharacterSet(
+                    charactersIn:
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()[]/?:+$")) ?? text
         }
         #expect(callID == bCallID)
         let replaces = "\(callID);to-tag=desk-7%`tag;from-tag=\(engineTag)"
@@ -218,13 +294,16 @@ extension EngineTests {
 }
 
 extension EngineTests.KitOrderings {
-    @Test("Kit on the real engine: a call replaced by an INVITE with Replaces keeps its UUID and is updated, not rung anew")
+    @Test(
+        "Kit on the real engine: a call replaced by an INVITE with Replaces keeps its UUID and is updated, not rung anew"
+    )
     func replacedCallKeepsUUID() async throws {
         try await Rig.run { rig in
             let peer = try RawSIPPeer()
             defer { peer.close() }
             let port = rig.h.transport.port
-            let first = EngineTests.replacesInvite(callID: "kit-replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
+            let first = EngineTests.replacesInvite(
+                callID: "kit-replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
             try peer.send(bytes: peer.request(first, to: port), to: port)
             let old = try await rig.waitForRinging()
             let id = CallIdentity.uuid(sipCallID: first.callID)
