@@ -148,10 +148,10 @@ public struct IncomingCall: Sendable, Hashable {
     /// The call this one replaces, when the INVITE carried a `Replaces` header for it (RFC
     /// 3891); `nil` for an ordinary INVITE. The engine answers a replacement itself with
     /// 200 (the replaced call is confirmed, or one we placed that is still ringing), so
-    /// CONNECTING and CONFIRMED follow without ``PJSUA/answer(_:statusCode:headers:)``; the
-    /// app can still end it with ``PJSUA/hangup(_:statusCode:headers:)``, or refuse it
-    /// beforehand with ``PJSUA/setReplaceRequestHandler(_:)``. Its ``account`` is the
-    /// replaced call's.
+    /// CONNECTING and CONFIRMED follow without ``PJSUA/answer(_:statusCode:headers:)`` (which
+    /// throws ``PJSUAUsageError/invalidCallState(_:_:)`` for it); the app can still end it
+    /// with ``PJSUA/hangup(_:statusCode:headers:)``, or refuse it beforehand with
+    /// ``PJSUA/setReplaceRequestHandler(_:)``. Its ``account`` is the replaced call's.
     public var replaces: Call?
 
     /// Creates the payload; the engine fills it from `on_incoming_call` (or

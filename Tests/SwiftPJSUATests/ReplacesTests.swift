@@ -350,3 +350,44 @@ extension EngineTests.KitOrderings {
         }
     }
 }
+
+extension EngineTests {
+    @Test("CLI: swiftpjsua listen prints a replacement and what it replaced, and does not try to answer it")
+    func cliListenReplacement() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let port = FreePort.udp()
+        let cli = try PeerProcess(
+            "swiftpjsua-listen", executable: Repository.tool.path, arguments: ["listen", "--port", String(port)],
+            folder: folder)
+        defer { cli.stop() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FreePort.isUDPBound(port) {
+            try #require(ContinuousClock.now < deadline && cli.exitStatus == nil, "listen did not bind: \(cli.output)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let peer = try RawSIPPeer()
+        defer { peer.close() }
+        let first = Self.replacesInvite(callID: "cli-replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
+        let answered = try await Self.sendReplacesInvite(first, from: peer, to: port)
+        #expect(answered.statusCode == 200, "\(answered)\n\(cli.output)")
+        let second = Self.replacesInvite(
+            callID: "cli-replacement-\(UUID().uuidString)", fromTag: "bob-2", peer: peer,
+            headers: ["Replaces: \(first.callID);to-tag=\(answered.toTag ?? "");from-tag=alice-1"])
+        let replaced = try await Self.sendReplacesInvite(second, from: peer, to: port)
+        #expect(replaced.statusCode == 200, "\(replaced)\n\(cli.output)")
+        let bye = await peer.receivedRequest("BYE", callID: first.callID, timeout: .seconds(10))
+        #expect(bye != nil, "\(cli.output)")
+        if let bye { try peer.respond(200, "OK", to: bye) }
+        let outputDeadline = ContinuousClock.now + .seconds(10)
+        while !cli.output.contains("replaced call"), ContinuousClock.now < outputDeadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let output = cli.output
+        let lines = output.split(separator: "\n").map(String.init)
+        let incoming = try #require(lines.first { $0.contains("incoming") && $0.contains(second.callID) }, "\(output)")
+        #expect(incoming.contains(" replaces call "), "\(incoming)")
+        #expect(lines.contains { $0.contains("replaced call") && $0.contains(" by call ") }, "\(output)")
+        #expect(!lines.contains { $0.contains("answer call") && $0.contains("failed") }, "\(output)")
+    }
+}
