@@ -201,7 +201,8 @@ extension PJSUA {
     /// handler (the default) every one is accepted: the engine answers the new call as the
     /// replaced call was answered (200 for a confirmed call) and ends the replaced call.
     /// pjsip itself answers a `Replaces` that matches no call 481, and one for a call
-    /// already ended 603, without asking.
+    /// already ended 603, without asking; so does the engine for a call the app has hung up
+    /// whose BYE is still unanswered (RFC 3891 §3: that dialog has terminated).
     ///
     /// An accepted replacement is reported as ``PJSUAEvent/incomingCall(_:)`` with
     /// ``IncomingCall/replaces`` naming the replaced call, its ``CallState/incoming`` event,

@@ -240,6 +240,43 @@ extension EngineTests {
         }
     }
 
+    @Test(
+        "INVITE with Replaces for a call the app hung up, its BYE still unanswered: 603 (RFC 3891 §3), no call appears"
+    )
+    func inviteReplacesHungUpCall() async throws {
+        try await EngineHarness.run { h in
+            let peer = try RawSIPPeer()
+            defer { peer.close() }
+            let port = h.transport.port
+            let first = Self.replacesInvite(callID: "hung-up-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
+            try peer.send(bytes: peer.request(first, to: port), to: port)
+            let old = try #require(
+                try await h.log.first("the first call") {
+                    if case .incomingCall(let call) = $0 { call.sipCallID == first.callID } else { false }
+                }.incomingCall)
+            try await h.engine.answer(old)
+            let answered = try #require(try await peer.response(callID: first.callID, timeout: .seconds(10)))
+            try peer.send(bytes: peer.request(Self.replacesAck(first, answered), to: port), to: port)
+            try await h.log.first("old confirmed") { $0.isState(.confirmed, of: old) }
+
+            // The app hangs up; the BYE goes unanswered for now, so pjsip keeps the dialog.
+            try await h.engine.hangup(old)
+            try await h.log.first("old ended for the app") { $0.isState(.disconnected, of: old) }
+            let bye = await peer.receivedRequest("BYE", callID: first.callID, timeout: .seconds(10))
+            #expect(bye != nil)
+
+            let second = Self.replacesInvite(
+                callID: "too-late-\(UUID().uuidString)", fromTag: "bob-2", peer: peer,
+                headers: ["Replaces: \(first.callID);to-tag=\(answered.toTag ?? "");from-tag=alice-1"])
+            let refused = try await Self.sendReplacesInvite(second, from: peer, to: port)
+            #expect(refused.statusCode == 603, "\(refused)")
+            if let bye { try peer.respond(200, "OK", to: bye) }
+            // Nothing of the refused INVITE reached the app, and no call is left behind.
+            #expect(!h.log.events.contains { $0.call != nil && $0.call != old }, "\(h.log.events)")
+            #expect(try await h.engine.activeCalls().isEmpty)
+        }
+    }
+
     @Test("Attended transfer: the Refer-To names the other call's remote Contact (not its To URI), Replaces escaped")
     func attendedTransferReferToContact() async throws {
         let folder = try TemporaryFolder()

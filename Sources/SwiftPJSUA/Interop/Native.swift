@@ -90,6 +90,8 @@ enum Native {
             try PJ.check(cpj_register_unhandled_request_responder(), "pjsip_endpt_register_module")
             // Answer malformed requests pjsip accepts or drops (513, 400, 416, 482, 420, 488).
             try PJ.check(cpj_register_rfc_checks(), "pjsip_endpt_register_module")
+            // Decline (603) an INVITE with Replaces for a call the app has already hung up.
+            try PJ.check(cpj_register_replaces_check(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
