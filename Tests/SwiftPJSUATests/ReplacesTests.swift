@@ -277,6 +277,65 @@ extension EngineTests {
         }
     }
 
+    /// Calls this engine's own `user` and answers the incoming leg; both legs once confirmed.
+    private static func selfCall(_ h: EngineHarness, user: String) async throws -> (out: Call, in: Call) {
+        let out = try await h.engine.makeCall(to: h.uri(user), from: h.account)
+        let callID = try await h.engine.callInfo(out).sipCallID
+        let incoming = try await h.log.first("\(user)'s incoming leg") {
+            if case .incomingCall(let call) = $0 { call.sipCallID == callID } else { false }
+        }
+        let leg = try #require(incoming.incomingCall)
+        try await h.engine.answer(leg)
+        try await h.log.wait("\(user) confirmed both ways") { events in
+            events.contains { $0.isState(.confirmed, of: out) } && events.contains { $0.isState(.confirmed, of: leg) }
+        }
+        return (out, leg)
+    }
+
+    @Test(
+        "Engine to engine: attended transfer's REFER, the transferee's INVITE with Replaces, the target's replacement events"
+    )
+    func attendedTransferEndToEnd() async throws {
+        try await EngineHarness.run { h in
+            // One engine plays all three parties over loopback: A is transferor ↔ transferee,
+            // B is transferor ↔ target; the transferee's new call replaces the target's B leg.
+            let a = try await Self.selfCall(h, user: "transferee")
+            let b = try await Self.selfCall(h, user: "target")
+            try await h.engine.transfer(a.out, replacing: b.out)
+            let events = try await h.log.wait("transfer done, B's target leg replaced and ended") { events in
+                events.contains { $0.transferStatus?.call == a.out && $0.transferStatus?.final == true }
+                    && events.contains { $0.isState(.disconnected, of: b.in) }
+                    && events.contains { $0.isState(.disconnected, of: b.out) }
+                    && events.contains {
+                        if case .incomingCall(let call) = $0, call.replaces == b.in { true } else { false }
+                    }
+            }
+            let request = try #require(
+                events.compactMap {
+                    if case .transferRequest(let answer) = $0, answer.call == a.in { answer } else { nil }
+                }
+                .first)
+            #expect(request.statusCode == 202)
+            #expect(request.target.contains("?Require=replaces&Replaces="), "\(request.target)")
+            let final = try #require(events.compactMap(\.transferStatus).last { $0.call == a.out })
+            #expect(final.code == 200, "\(final)")
+            let replacement = try #require(
+                events.compactMap { if case .incomingCall(let call) = $0, call.replaces == b.in { call } else { nil } }
+                    .first)
+            let new = replacement.call
+            let trace = Self.trace(events, [b.in: "target leg", new: "new"])
+            #expect(
+                trace.filter { $0.hasPrefix("new") || $0.contains("replaced") } == [
+                    "new incomingCall replaces target leg", "new INCOMING", "target leg replaced by new",
+                    "new CONNECTING", "new CONFIRMED",
+                ], "\(trace)")
+            let replacedAt = try #require(trace.firstIndex(of: "target leg replaced by new"))
+            #expect(trace.firstIndex(of: "target leg DISCONNECTED").map { $0 > replacedAt } == true, "\(trace)")
+            try await h.engine.hangupAll()
+            try await h.log.first("the replacement ended") { $0.isState(.disconnected, of: new) }
+        }
+    }
+
     @Test("Attended transfer: the Refer-To names the other call's remote Contact (not its To URI), Replaces escaped")
     func attendedTransferReferToContact() async throws {
         let folder = try TemporaryFolder()
