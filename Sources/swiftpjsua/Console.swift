@@ -43,7 +43,8 @@ final class EventPrinter: Sendable {
             let sipCallID = incoming.sipCallID
             let from = incoming.from
             let video = incoming.offeredVideo
-            line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")")
+            let replaces = incoming.replaces.map { " replaces \(name($0))" } ?? ""
+            line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")\(replaces)")
         case .callState(let change):
             let call = change.call
             let state = change.state
@@ -78,6 +79,8 @@ final class EventPrinter: Sendable {
         case .mediaInactivity(let inactivity):
             let call = name(inactivity.call)
             line("media-timeout \(call) no RTP for \(inactivity.silence) (timeout \(inactivity.timeout))")
+        case .callReplaced(let replacement):
+            line("replaced \(name(replacement.call)) by \(name(replacement.replacement))")
         case .transportLoss(let loss):
             line("transport-lost \(name(loss.call)) \(loss.connection) \(loss.reason): \(loss.action.rawValue)")
         }

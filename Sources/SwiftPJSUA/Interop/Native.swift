@@ -48,6 +48,8 @@ enum Native {
             config.cb.on_dtmf_event = { onDTMFEvent($0, $1) }
             config.cb.on_call_transfer_status = { onTransferStatus($0, $1, $2, $3, $4) }
             config.cb.on_call_transfer_request2 = { onTransferRequest($0, $1, $2, $3) }
+            config.cb.on_call_replace_request2 = { onCallReplaceRequest($0, $1, $2, $3, $4) }
+            config.cb.on_call_replaced = { onCallReplaced($0, $1) }
             config.cb.on_call_tsx_state = { onCallTransactionState($0, $1, $2) }
             config.cb.on_transport_state = { onTransportState($0, $1, $2) }
 
@@ -94,6 +96,8 @@ enum Native {
             // Answer malformed requests pjsip accepts or drops (513, 400, 416, 482, 420, 488).
             try PJ.check(cpj_register_rfc_checks(), "pjsip_endpt_register_module")
             try PJ.check(cpj_register_push_contact_module(), "pjsip_endpt_register_module")
+            // Decline (603) an INVITE with Replaces for a call the app has already hung up.
+            try PJ.check(cpj_register_replaces_check(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
