@@ -56,6 +56,10 @@ extension Configuration {
 }
 
 extension PJSUA {
+    /// The engine's configuration, under the name the earlier package nested it as
+    /// (`PJSUA.Configuration`); the same type as the top-level ``SwiftPJSUA/Configuration``.
+    public typealias Configuration = SwiftPJSUA.Configuration
+
     /// Adds an account that registers with `registrar`, the earlier swift-pjsua's way: its
     /// parameters become an ``AccountConfiguration`` with one password credential, and the
     /// account is made the default one unless `makeDefault` is `false` (the earlier default,

@@ -37,7 +37,11 @@ final class EventPrinter: Sendable {
             let outcome = registration.outcome
             let code = registration.statusCode
             let reason = registration.reason
-            line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
+            if case .failed = outcome {
+                line("registration \(account) \(describe(outcome))")
+            } else {
+                line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
+            }
         case .incomingCall(let incoming):
             let call = incoming.call
             let sipCallID = incoming.sipCallID
