@@ -47,7 +47,7 @@ extension PJSUA {
         }
     }
 
-    private static func checked(_ tones: [Tone]) throws(PJSUAUsageError) -> [Tone] {
+    static func checked(_ tones: [Tone]) throws(PJSUAUsageError) -> [Tone] {
         guard !tones.isEmpty, tones.count <= Native.maxTones else {
             throw .invalidArgument("a tone sequence holds 1 to \(Native.maxTones) tones, not \(tones.count)")
         }
