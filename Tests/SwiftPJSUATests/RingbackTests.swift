@@ -11,12 +11,23 @@ extension EngineTests {
     final class SoundDeviceRecording: Sendable {
         let stream: AudioFrameStream
         private let frames = Protected<[AudioFrame]>([])
+        private let ended = Protected(false)
         private let reader: Task<Void, Never>
 
         init(_ stream: AudioFrameStream) {
             self.stream = stream
-            let frames = frames
-            reader = Task { for await frame in stream { frames.withLock { $0.append(frame) } } }
+            let frames = frames, ended = ended
+            reader = Task {
+                for await frame in stream { frames.withLock { $0.append(frame) } }
+                if !Task.isCancelled { ended.withLock { $0 = true } }
+            }
+        }
+
+        /// Whether the stream ended by itself (not by ``stop()``) within `timeout`.
+        func endsByItself(within timeout: Duration) async throws -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while !ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            return ended.withLock { $0 }
         }
 
         /// Frames read so far: a mark for "now".
@@ -240,10 +251,9 @@ extension EngineTests {
             return recording
         }
         // Shutdown took the tap out: the stream ends instead of waiting for frames forever.
-        let ended = Task { await recording.stop() }
-        try await Task.sleep(for: .milliseconds(100))
-        _ = await ended.value
-        _ = try await sipp.finish(timeout: .seconds(10))
+        #expect(try await recording.endsByItself(within: .seconds(2)), "the sound-device stream ended at shutdown")
+        await recording.stop()
+        // (sipp's last call, cancelled by shutdown, may still wait for an ACK: the defer stops it.)
     }
 
     @Test("Sound-device frames: one stream at a time, a null sound device only; stop ends it and a new one can start")
