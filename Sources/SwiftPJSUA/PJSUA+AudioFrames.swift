@@ -88,7 +88,8 @@ extension PJSUA {
         guard runtime.bridge.soundDeviceTap.withLock({ $0 }) == nil else {
             throw PJSUAUsageError.invalidArgument("a sound-device frame stream is already running: stop it first")
         }
-        return AudioFrameStream(port: try Native.attachSoundDeviceTap(bridge: runtime.bridge, format: format, frames: frames))
+        let port = try Native.attachSoundDeviceTap(bridge: runtime.bridge, format: format, frames: frames)
+        return AudioFrameStream(port: port)
     }
 
     /// Ends a frame stream before its call ends (or a sound-device stream): the reader gets

@@ -22,8 +22,10 @@ extension EngineTests {
                 arguments: ["--port", String(port), "--prompt", prompt.path, "--transfer-to", desk], folder: folder)
             defer { ivr.stop() }
             let deadline = ContinuousClock.now + .seconds(10)
-            while !FreePort.isUDPBound(port) {
-                try #require(ContinuousClock.now < deadline && ivr.exitStatus == nil, "ivr did not bind: \(ivr.output)")
+            // "listening" comes once its account is added: an INVITE between the transport's
+            // bind and that would find no account and get 480.
+            while !ivr.output.contains("ivr listening on") {
+                try #require(ContinuousClock.now < deadline && ivr.exitStatus == nil, "ivr did not start: \(ivr.output)")
                 try await Task.sleep(for: .milliseconds(20))
             }
             let call = try await h.engine.makeCall(to: "sip:ivr@127.0.0.1:\(port)", from: h.account)
@@ -127,7 +129,9 @@ extension EngineTests {
         }
 
         /// A block of speech: louder than -45 dBFS, most of it in the voice band.
-        func isVoiced(_ block: (level: Double, voiceShare: Double)) -> Bool { block.level > -45 && block.voiceShare > 0.5 }
+        func isVoiced(_ block: (level: Double, voiceShare: Double)) -> Bool {
+            block.level > -45 && block.voiceShare > 0.5
+        }
         var voiced: [Int] { blocks.indices.filter { isVoiced(blocks[$0]) } }
         /// From the first voiced block to the last one.
         var span: Duration {
@@ -150,9 +154,12 @@ extension EngineTests {
     /// `espeak-ng`'s path from `PATH`, or a failed test that says how to get it.
     static func espeakNG() throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        let found = path.split(separator: ":").map { "\($0)/espeak-ng" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        let found = path.split(separator: ":").map { "\($0)/espeak-ng" }
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
         return try #require(
-            found, "espeak-ng is not installed: the IVR example's --say needs it (scripts/provision.sh installs it; apt-get install espeak-ng)")
+            found,
+            "espeak-ng is not installed: the IVR example's --say needs it (scripts/provision.sh installs it; apt-get install espeak-ng)"
+        )
     }
 
     /// The IVR example made its prompt from text with espeak-ng (`--say`): the engine calls
@@ -166,7 +173,8 @@ extension EngineTests {
         let text = "Welcome to the voice menu. Press one to hear yourself, or zero for the desk."
         // The same text spoken here: how long the prompt is.
         let reference = folder.file("reference.wav")
-        let synthesis = try PeerProcess("espeak-ng", executable: espeak, arguments: ["-w", reference.path, text], folder: folder)
+        let synthesis = try PeerProcess(
+            "espeak-ng", executable: espeak, arguments: ["-w", reference.path, text], folder: folder)
         #expect(try await synthesis.waitForExit(timeout: .seconds(20)) == 0, "\(synthesis.output)")
         let expected = SpeechProfile(try WAVAudio(contentsOf: reference))
         try #require(expected.span > .seconds(2), "reference: \(expected)")
@@ -178,8 +186,10 @@ extension EngineTests {
                 arguments: ["--port", String(port), "--say", text], folder: folder)
             defer { ivr.stop() }
             let deadline = ContinuousClock.now + .seconds(20)
-            while !FreePort.isUDPBound(port) {
-                try #require(ContinuousClock.now < deadline && ivr.exitStatus == nil, "ivr did not bind: \(ivr.output)")
+            // "listening" comes once its account is added: an INVITE between the transport's
+            // bind and that would find no account and get 480.
+            while !ivr.output.contains("ivr listening on") {
+                try #require(ContinuousClock.now < deadline && ivr.exitStatus == nil, "ivr did not start: \(ivr.output)")
                 try await Task.sleep(for: .milliseconds(20))
             }
             let call = try await h.engine.makeCall(to: "sip:ivr@127.0.0.1:\(port)", from: h.account)
@@ -193,14 +203,17 @@ extension EngineTests {
             // detail, not the length), rising and falling like speech.
             #expect(received.voiced.count >= expected.voiced.count / 2, "received \(received); reference \(expected)")
             let difference = received.span - expected.span
-            #expect(difference > .milliseconds(-500) && difference < .milliseconds(500), "received \(received); reference \(expected)")
+            #expect(
+                difference > .milliseconds(-500) && difference < .milliseconds(500),
+                "received \(received); reference \(expected)")
             #expect(received.levelSpread >= 12, "a prompt of speech, not a tone: \(received)")
             // It starts within a second of the call's audio, and silence follows it.
             let firstVoiced = try #require(received.voiced.first, "\(received)")
             #expect(firstVoiced <= 50, "the prompt began \(firstVoiced * 20) ms into the call")
             let lastVoiced = try #require(received.voiced.last)
             let tail = received.blocks[min(received.blocks.count, lastVoiced + 10)...]
-            #expect(tail.count >= 40 && tail.allSatisfy { $0.level < -55 }, "silence after the prompt: \(tail.count) blocks")
+            #expect(
+                tail.count >= 40 && tail.allSatisfy { $0.level < -55 }, "silence after the prompt: \(tail.count) blocks")
             let deadlineDone = ContinuousClock.now + .seconds(3)
             while !ivr.output.contains("prompt done"), ContinuousClock.now < deadlineDone {
                 try await Task.sleep(for: .milliseconds(50))

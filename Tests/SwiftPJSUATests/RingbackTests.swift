@@ -26,7 +26,9 @@ extension EngineTests {
         /// Whether the stream ended by itself (not by ``stop()``) within `timeout`.
         func endsByItself(within timeout: Duration) async throws -> Bool {
             let deadline = ContinuousClock.now + timeout
-            while !ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            while !ended.withLock({ $0 }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             return ended.withLock { $0 }
         }
 
@@ -48,7 +50,8 @@ extension EngineTests {
         func audio(_ range: Range<Int>, trim: Duration = .milliseconds(200)) -> WAVAudio {
             let edge = Int(trim / stream.format.frameDuration)
             let all = frames.withLock { $0 }
-            let lower = min(all.count, range.lowerBound + edge), upper = min(all.count, max(lower, range.upperBound - edge))
+            let lower = min(all.count, range.lowerBound + edge),
+                upper = min(all.count, max(lower, range.upperBound - edge))
             return WAVAudio(sampleRate: stream.format.sampleRate, samples: all[lower..<upper].flatMap(\.samples))
         }
 
@@ -85,7 +88,11 @@ extension EngineTests {
     }
 
     static func isRinging(_ event: PJSUAEvent, _ call: Call) -> Bool {
-        if case .callState(let change) = event { change.call == call && change.state == .early && change.lastStatus == 180 } else { false }
+        if case .callState(let change) = event {
+            change.call == call && change.state == .early && change.lastStatus == 180
+        } else {
+            false
+        }
     }
 
     @Test("Local ringback: a 180 without SDP plays the ringback tone to the sound device until the 200")
@@ -97,7 +104,8 @@ extension EngineTests {
         try await EngineHarness.run { h in
             // 8 kHz in 10 ms frames: the tap resamples the 16 kHz bridge and cuts its frames in two.
             let recording = SoundDeviceRecording(
-                try await h.engine.soundDeviceFrames(format: AudioFrameFormat(sampleRate: 8000, frameDuration: .milliseconds(10))))
+                try await h.engine.soundDeviceFrames(
+                    format: AudioFrameFormat(sampleRate: 8000, frameDuration: .milliseconds(10))))
             let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
             try await h.log.first("180 Ringing") { Self.isRinging($0, call) }
             let ringing = recording.mark
@@ -145,7 +153,9 @@ extension EngineTests {
         #expect(try await sipp.finish().exitStatus == 0)
     }
 
-    @Test("Early media: after a 183 with SDP the sound device plays the peer's RTP, not ringback, also through a later 180")
+    @Test(
+        "Early media: after a 183 with SDP the sound device plays the peer's RTP, not ringback, also through a later 180"
+    )
     func earlyMediaReplacesRingback() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -155,7 +165,8 @@ extension EngineTests {
         try Data(tone.samples.map(Self.muLaw)).write(to: audio)
         let template = try String(contentsOfFile: Repository.scenario("uas_early_media_template.xml"), encoding: .utf8)
         let scenario = folder.file("uas_early_media.xml")
-        try template.replacingOccurrences(of: "@AUDIO@", with: audio.path).write(to: scenario, atomically: true, encoding: .utf8)
+        try template.replacingOccurrences(of: "@AUDIO@", with: audio.path).write(
+            to: scenario, atomically: true, encoding: .utf8)
         let sipp = try await Sipp.start(scenario: scenario.path, folder: folder)
         defer { sipp.stop() }
         // A steady ringback (no 4 s pause), so that any ringback in the early-media phase shows.
@@ -180,12 +191,18 @@ extension EngineTests {
 
             let ring = recording.analysis(ringing..<early, frequency: 425)
             #expect(ring.toneBlocks >= ring.blocks - 1 && ring.blocks >= 40, "ringback before the 183: \(ring)")
-            for (name, range) in [("183", early..<ringingAgain), ("180 after 183", ringingAgain..<answered), ("200", answered..<after)] {
+            for (name, range) in [
+                ("183", early..<ringingAgain), ("180 after 183", ringingAgain..<answered), ("200", answered..<after),
+            ] {
                 let ringback = recording.analysis(range, frequency: 425)
                 let peer = recording.analysis(range, frequency: 1000)
                 // Mixed with the peer's tone a ringback would not own half of a block: look at its share.
-                #expect(ringback.toneBlocks == 0 && ringback.toneEnergyRatio < 0.02, "ringback after the \(name): \(ringback)")
-                #expect(peer.toneBlocks >= peer.blocks * 3 / 4 && peer.blocks >= 20, "the peer's early media after the \(name): \(peer)")
+                #expect(
+                    ringback.toneBlocks == 0 && ringback.toneEnergyRatio < 0.02,
+                    "ringback after the \(name): \(ringback)")
+                #expect(
+                    peer.toneBlocks >= peer.blocks * 3 / 4 && peer.blocks >= 20,
+                    "the peer's early media after the \(name): \(peer)")
             }
             try await h.engine.hangup(call)
             try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
@@ -194,7 +211,8 @@ extension EngineTests {
         #expect(try await sipp.finish().exitStatus == 0)
     }
 
-    @Test("Local ringback: ringing calls share one generator; it stops with the last, starts again, and shutdown ends it")
+    @Test(
+        "Local ringback: ringing calls share one generator; it stops with the last, starts again, and shutdown ends it")
     func localRingbackShared() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -202,7 +220,9 @@ extension EngineTests {
         let sipp = try await Sipp.start(scenario: "uas_mixed_outcomes.xml", calls: 4, folder: folder)
         defer { sipp.stop() }
         let steady = Tone(frequency: 425, duration: .seconds(1))
-        let recording = try await EngineHarness.run(media: MediaConfiguration(soundDevice: .null, localRingback: [steady])) { h in
+        let recording = try await EngineHarness.run(
+            media: MediaConfiguration(soundDevice: .null, localRingback: [steady])
+        ) { h in
             let recording = SoundDeviceRecording(try await h.engine.soundDeviceFrames())
             let target = "sip:never@127.0.0.1:\(sipp.port)"
             func ring() async throws -> Call {
@@ -223,7 +243,8 @@ extension EngineTests {
             let three = recording.analysis(threeStart..<threeRinging, frequency: 425)
             #expect(one.toneBlocks >= one.blocks - 1 && three.toneBlocks >= three.blocks - 1, "\(one) \(three)")
             // One generator whatever the number of ringing calls: three would sum to 3× the level.
-            let peakOne = recording.peak(firstRinging..<oneRinging), peakThree = recording.peak(threeStart..<threeRinging)
+            let peakOne = recording.peak(firstRinging..<oneRinging),
+                peakThree = recording.peak(threeStart..<threeRinging)
             #expect(peakOne > 1000 && Double(peakThree) < Double(peakOne) * 1.2, "peaks \(peakOne) and \(peakThree)")
 
             // Ending ringing calls (CANCEL): the ringback goes on while one still rings.
@@ -281,6 +302,34 @@ extension EngineTests {
         }
         await #expect(throws: PJSUAUsageError.self) {
             try await EngineHarness.run(media: MediaConfiguration(soundDevice: .null, localRingback: [])) { _ in }
+        }
+    }
+
+    @Test("Sound-device frames follow the device: none before activateAudioDevice, the mix after, again after a re-activation")
+    func soundDeviceFramesFollowActivation() async throws {
+        let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)
+        try await EngineHarness.run(media: media) { h in
+            try await h.engine.playTonesToSoundDevice([Tone(frequency: 1000, duration: .seconds(1))], loop: true)
+            let recording = SoundDeviceRecording(try await h.engine.soundDeviceFrames())
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(recording.mark == 0, "no device, no clock, no frames")
+            for round in 1...2 {
+                try await h.engine.activateAudioDevice()
+                let start = recording.mark
+                try await recording.wait(for: .milliseconds(800))
+                let tone = recording.analysis(start..<recording.mark, frequency: 1000)
+                #expect(tone.toneBlocks >= tone.blocks - 1 && tone.blocks >= 15, "activation \(round): \(tone)")
+                await h.engine.deactivateAudioDevice()
+                let stopped = recording.mark
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(recording.mark - stopped <= 2, "frames after deactivation")
+            }
+            await recording.stop()
+        }
+        // A real device plays the mix itself: the stream is for the null device only.
+        let real = MediaConfiguration(soundDevice: .systemDefault, soundDeviceActivation: .byApp)
+        try await EngineHarness.run(media: real) { h in
+            await #expect(throws: PJSUAUsageError.self) { _ = try await h.engine.soundDeviceFrames() }
         }
     }
 }

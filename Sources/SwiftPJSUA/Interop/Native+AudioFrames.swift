@@ -133,7 +133,9 @@ extension Native {
     /// Creates a sound-device tap in `format` and puts it into the null sound device (see
     /// `cpj_snd_tap` in the shim); it is kept in ``EngineBridge/soundDeviceTap`` so that
     /// attaching the device again re-installs it, and taken out by shutdown.
-    static func attachSoundDeviceTap(bridge: EngineBridge, format: AudioFrameFormat, frames: Int) throws(PJSUAError) -> FramePort {
+    static func attachSoundDeviceTap(
+        bridge: EngineBridge, format: AudioFrameFormat, frames: Int
+    ) throws(PJSUAError) -> FramePort {
         guard let tap = cpj_snd_tap_create(UInt32(format.sampleRate), UInt32(format.samplesPerFrame), UInt32(frames)),
               let raw = cpj_snd_tap_frames(tap)
         else { throw PJ.error(cpj_status_enomem(), "pjmedia_resample_create") }

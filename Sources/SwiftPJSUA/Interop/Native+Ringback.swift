@@ -28,7 +28,8 @@ extension Native {
     /// A media change of `call` (from its callback): early media starts or stops.
     static func updateRingback(bridge: EngineBridge, call: Call, info: NativeCallInfo) {
         guard bridge.ringbackTones != nil, info.info.role == .caller else { return }
-        updateRingback(bridge: bridge, call: call, state: info.state, lastStatus: info.lastStatusCode, media: info.media)
+        updateRingback(
+            bridge: bridge, call: call, state: info.state, lastStatus: info.lastStatusCode, media: info.media)
     }
 
     private static func updateRingback(
