@@ -328,7 +328,7 @@ extension EngineTests {
         }
         // A real device plays the mix itself: the stream is for the null device only.
         let real = MediaConfiguration(soundDevice: .systemDefault, soundDeviceActivation: .byApp)
-        try await EngineHarness.run(media: real) { h in
+        _ = try await EngineHarness.run(media: real) { h in
             await #expect(throws: PJSUAUsageError.self) { _ = try await h.engine.soundDeviceFrames() }
         }
     }
