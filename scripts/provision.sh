@@ -74,7 +74,8 @@ manifest=$prefix/share/swift-pjsua/pjproject.files
 # --- Debian packages ---------------------------------------------------------
 build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev libsrtp2-dev
             libspeex-dev libspeexdsp-dev libgsm1-dev uuid-dev xz-utils ca-certificates curl)
-peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox openssl procps iproute2 python3 util-linux)
+# espeak-ng: the IVR example's --say prompt, which a test exercises.
+peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox espeak-ng openssl procps iproute2 python3 util-linux)
 
 missing_pkgs() {
     local p
@@ -158,7 +159,7 @@ if command -v dpkg-query >/dev/null; then
         systemctl stop kamailio || true
     fi
 else
-    say "not a Debian system: make sure a C toolchain, pkg-config, sipp, kamailio and sox are installed"
+    say "not a Debian system: make sure a C toolchain, pkg-config, sipp, kamailio, sox and espeak-ng are installed"
 fi
 
 app_note() {

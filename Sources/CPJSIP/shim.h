@@ -238,15 +238,13 @@ static inline void cpj_frame_port_release(cpj_frame_port *port) {
     free(port);
 }
 
-/* What the call receives, from the bridge's clock thread: into the receive ring, making
- * room by dropping the oldest frame. A frame the bridge marks as no audio is silence. */
-static inline pj_status_t cpj_frame_port_put_frame(pjmedia_port *base, pjmedia_frame *frame) {
-    cpj_frame_port *port = (cpj_frame_port *)base;
+/* One frame of `samples` samples (NULL or short: the rest is silence) into the receive
+ * ring, making room by dropping the oldest frame. Clock thread: no lock, no allocation. */
+static inline void cpj_frame_port_push(cpj_frame_port *port, const int16_t *pcm, unsigned samples) {
     cpj_frame_ring *ring = &port->rx;
     uint64_t head, tail;
     cpj_frame_slot *slot;
-    unsigned samples = 0;
-    if (ring->capacity == 0) return PJ_SUCCESS;
+    if (ring->capacity == 0) return;
     head = ring->head;
     tail = __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE);
     while (head - tail >= ring->capacity) {
@@ -257,15 +255,22 @@ static inline pj_status_t cpj_frame_port_put_frame(pjmedia_port *base, pjmedia_f
     }
     slot = &ring->slots[head % ring->capacity];
     slot->sequence = port->rx_sequence++;
-    if (frame->type == PJMEDIA_FRAME_TYPE_AUDIO && frame->buf) {
-        samples = (unsigned)(frame->size / sizeof(int16_t));
-        if (samples > port->samples_per_frame) samples = port->samples_per_frame;
-        pj_memcpy(slot->pcm, frame->buf, samples * sizeof(int16_t));
-    }
+    if (pcm == NULL) samples = 0;
+    if (samples > port->samples_per_frame) samples = port->samples_per_frame;
+    if (samples) pj_memcpy(slot->pcm, pcm, samples * sizeof(int16_t));
     if (samples < port->samples_per_frame)
         pj_bzero(slot->pcm + samples, (port->samples_per_frame - samples) * sizeof(int16_t));
     slot->samples = port->samples_per_frame;
     __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+}
+
+/* What the call receives, from the bridge's clock thread: into the receive ring. A frame
+ * the bridge marks as no audio is silence. */
+static inline pj_status_t cpj_frame_port_put_frame(pjmedia_port *base, pjmedia_frame *frame) {
+    cpj_frame_port *port = (cpj_frame_port *)base;
+    int audio = frame->type == PJMEDIA_FRAME_TYPE_AUDIO && frame->buf;
+    cpj_frame_port_push(port, audio ? (const int16_t *)frame->buf : NULL,
+                        audio ? (unsigned)(frame->size / sizeof(int16_t)) : 0);
     return PJ_SUCCESS;
 }
 
@@ -300,13 +305,14 @@ static inline pj_status_t cpj_frame_port_get_frame(pjmedia_port *base, pjmedia_f
 /* A port of `clock_rate` Hz and `samples_per_frame` samples, mono, 16-bit, with a receive
  * ring of `rx_frames` and a send ring of `tx_frames` (either may be 0). The bridge
  * resamples and re-frames between it and the calls. NULL when memory runs out. */
-static inline cpj_frame_port *cpj_frame_port_create(
-    unsigned clock_rate, unsigned samples_per_frame, unsigned rx_frames, unsigned tx_frames) {
+static inline cpj_frame_port *cpj_frame_port_alloc(
+    size_t size, unsigned clock_rate, unsigned samples_per_frame, unsigned rx_frames, unsigned tx_frames) {
     static char name[] = "swiftpjsua-frames";
     pj_str_t port_name = pj_str(name);
     cpj_frame_port *port;
     if (samples_per_frame == 0 || samples_per_frame > CPJ_FRAME_MAX_SAMPLES) return NULL;
-    port = (cpj_frame_port *)calloc(1, sizeof(*port));
+    if (size < sizeof(*port)) return NULL;
+    port = (cpj_frame_port *)calloc(1, size); /* a larger struct starting with a frame port */
     if (!port) return NULL;
     port->rx.slots = rx_frames ? (cpj_frame_slot *)calloc(rx_frames, sizeof(cpj_frame_slot)) : NULL;
     port->tx.slots = tx_frames ? (cpj_frame_slot *)calloc(tx_frames, sizeof(cpj_frame_slot)) : NULL;
@@ -325,6 +331,11 @@ static inline cpj_frame_port *cpj_frame_port_create(
     port->base.put_frame = &cpj_frame_port_put_frame;
     port->base.get_frame = &cpj_frame_port_get_frame;
     return port;
+}
+
+static inline cpj_frame_port *cpj_frame_port_create(
+    unsigned clock_rate, unsigned samples_per_frame, unsigned rx_frames, unsigned tx_frames) {
+    return cpj_frame_port_alloc(sizeof(cpj_frame_port), clock_rate, samples_per_frame, rx_frames, tx_frames);
 }
 
 /* pjmedia_port_destroy's end for our port: the bridge has let go of it (before 2.15 at
@@ -418,6 +429,122 @@ static inline uint64_t cpj_frame_port_queued(const cpj_frame_port *port) {
 static inline int cpj_frame_port_is_closed(const cpj_frame_port *port) {
     return __atomic_load_n(&port->closed, __ATOMIC_ACQUIRE);
 }
+
+/* ---- What the sound device plays: a tap in the null sound device ----
+ * pjsua's null sound device is a master port that clocks the bridge: each tick it hands
+ * slot 0 silence from a null port (the "microphone") and hands the mix the bridge made for
+ * slot 0 (what a speaker would play) to that null port, which discards it. A tap is a frame
+ * port put in the null port's place (pjmedia_master_port_set_uport, which waits for the
+ * tick in progress, so a tap taken out is no longer touched once that returns): the mix
+ * goes into its receive ring, resampled to the app's rate and cut into the app's frames;
+ * slot 0 still gets silence. Only with the null device (pjsua_var.null_snd): a real sound
+ * device is clocked by its own driver. */
+typedef struct cpj_snd_tap {
+    cpj_frame_port frames;      /* first: the master port sees its base; the ring is in the app's format */
+    pjmedia_resample *resample; /* the bridge's rate to the app's; NULL when they are equal */
+    unsigned out_samples;       /* samples one bridge frame makes at the app's rate */
+    unsigned pending;           /* samples of the next app frame collected so far */
+    int16_t scratch[CPJ_FRAME_MAX_SAMPLES];
+    int16_t partial[CPJ_FRAME_MAX_SAMPLES];
+} cpj_snd_tap;
+
+/* Slot 0's mix for one tick, from the master port's clock thread. */
+static inline pj_status_t cpj_snd_tap_put_frame(pjmedia_port *base, pjmedia_frame *frame) {
+    cpj_snd_tap *tap = (cpj_snd_tap *)base;
+    unsigned in = PJMEDIA_PIA_SPF(&base->info), spf = tap->frames.samples_per_frame, i = 0;
+    const int16_t *pcm = tap->scratch;
+    if (frame->type == PJMEDIA_FRAME_TYPE_AUDIO && frame->buf && frame->size >= in * sizeof(int16_t)) {
+        if (tap->resample) pjmedia_resample_run(tap->resample, (const pj_int16_t *)frame->buf, tap->scratch);
+        else pcm = (const int16_t *)frame->buf;
+    } else {
+        pj_bzero(tap->scratch, tap->out_samples * sizeof(int16_t));
+    }
+    while (i < tap->out_samples) {
+        unsigned take = spf - tap->pending;
+        if (take > tap->out_samples - i) take = tap->out_samples - i;
+        pj_memcpy(tap->partial + tap->pending, pcm + i, take * sizeof(int16_t));
+        tap->pending += take;
+        i += take;
+        if (tap->pending == spf) {
+            cpj_frame_port_push(&tap->frames, tap->partial, spf);
+            tap->pending = 0;
+        }
+    }
+    return PJ_SUCCESS;
+}
+
+/* The "microphone": silence, as from pjsua's null port. */
+static inline pj_status_t cpj_snd_tap_get_frame(pjmedia_port *base, pjmedia_frame *frame) {
+    (void)base;
+    frame->type = PJMEDIA_FRAME_TYPE_AUDIO;
+    if (frame->buf && frame->size) pj_bzero(frame->buf, frame->size);
+    return PJ_SUCCESS;
+}
+
+/* A tap whose ring holds `rx_frames` frames of `samples_per_frame` at `clock_rate`, fed
+ * from the bridge's master port format. NULL when memory runs out or a format is beyond
+ * the frames offered. Engine thread (the resampler's pool). */
+static inline cpj_snd_tap *cpj_snd_tap_create(unsigned clock_rate, unsigned samples_per_frame, unsigned rx_frames) {
+    static char name[] = "swiftpjsua-sound-device";
+    pj_str_t port_name = pj_str(name);
+    pjmedia_port *conf = pjsua_var.mconf ? pjmedia_conf_get_master_port(pjsua_var.mconf) : NULL;
+    unsigned bridge_rate, bridge_spf;
+    cpj_snd_tap *tap;
+    if (conf == NULL || PJMEDIA_PIA_CCNT(&conf->info) != 1) return NULL;
+    bridge_rate = PJMEDIA_PIA_SRATE(&conf->info);
+    bridge_spf = PJMEDIA_PIA_SPF(&conf->info);
+    if (bridge_spf == 0 || bridge_spf > CPJ_FRAME_MAX_SAMPLES) return NULL;
+    tap = (cpj_snd_tap *)cpj_frame_port_alloc(sizeof(cpj_snd_tap), clock_rate, samples_per_frame, rx_frames, 0);
+    if (tap == NULL) return NULL;
+    tap->out_samples = (unsigned)((pj_uint64_t)bridge_spf * clock_rate / bridge_rate);
+    if (tap->out_samples == 0 || tap->out_samples > CPJ_FRAME_MAX_SAMPLES) {
+        cpj_frame_port_release(&tap->frames);
+        return NULL;
+    }
+    pjmedia_port_info_init(&tap->frames.base.info, &port_name, PJMEDIA_SIGNATURE('S', 'P', 'S', 'D'),
+                           bridge_rate, 1, 16, bridge_spf);
+    tap->frames.base.put_frame = &cpj_snd_tap_put_frame;
+    tap->frames.base.get_frame = &cpj_snd_tap_get_frame;
+    if (bridge_rate != clock_rate) {
+        pj_pool_t *pool = pjsua_pool_create("swiftpjsua-sound-device", 1024, 1024);
+        if (pool == NULL || pjmedia_resample_create(pool, PJ_TRUE, PJ_FALSE, 1, bridge_rate, clock_rate, bridge_spf,
+                                                    &tap->resample) != PJ_SUCCESS) {
+            if (pool) pj_pool_release(pool);
+            cpj_frame_port_release(&tap->frames);
+            return NULL;
+        }
+        tap->frames.pool = pool;
+    }
+    return tap;
+}
+
+/* Puts the tap in the null sound device's place. PJ_ENOTFOUND when no null device is open
+ * (none attached, or a real one). Engine thread, which is where pjsua opens and closes
+ * devices (the engine turns the null device's idle auto-close off). */
+static inline pj_status_t cpj_snd_tap_install(cpj_snd_tap *tap) {
+    pjmedia_port *upstream;
+    if (pjsua_var.null_snd == NULL) return PJ_ENOTFOUND;
+    upstream = pjmedia_master_port_get_uport(pjsua_var.null_snd);
+    if (upstream == &tap->frames.base) return PJ_SUCCESS;
+    if (upstream != pjsua_var.null_port) return PJ_EBUSY; /* not the layout this was written for */
+    return pjmedia_master_port_set_uport(pjsua_var.null_snd, &tap->frames.base);
+}
+
+/* Takes the tap out (pjsua's null port back in its place, if the device is still open)
+ * and ends it: the reader drains the ring and sees the end. Engine thread, once. */
+static inline void cpj_snd_tap_remove(cpj_snd_tap *tap) {
+    pj_pool_t *pool;
+    if (pjsua_var.null_snd != NULL && pjsua_var.null_port != NULL &&
+        pjmedia_master_port_get_uport(pjsua_var.null_snd) == &tap->frames.base)
+        pjmedia_master_port_set_uport(pjsua_var.null_snd, pjsua_var.null_port);
+    __atomic_store_n(&tap->frames.closed, 1, __ATOMIC_RELEASE);
+    pool = tap->frames.pool;
+    tap->frames.pool = NULL;
+    tap->resample = NULL;
+    if (pool) pj_pool_release(pool);
+}
+
+static inline cpj_frame_port *cpj_snd_tap_frames(cpj_snd_tap *tap) { return &tap->frames; }
 
 /* ---- End of a non-looping player's file ----
  * pjmedia calls `callback` (from its event manager's thread) when the player reaches the

@@ -75,8 +75,9 @@ public struct AudioFrame: Sendable, Hashable {
     }
 }
 
-/// The audio a call receives, as an `AsyncSequence` of ``AudioFrame``s in the stream's
-/// ``format``. Made by ``PJSUA/audioFrames(of:format:buffer:)``.
+/// The audio a call receives, or what the conference bridge sends to the sound device, as an
+/// `AsyncSequence` of ``AudioFrame``s in the stream's ``format``. Made by
+/// ``PJSUA/audioFrames(of:format:buffer:)`` and ``PJSUA/soundDeviceFrames(format:buffer:)``.
 ///
 /// **Threading and buffering.** pjmedia's clock thread copies each frame the bridge mixes
 /// for the stream into a ring of fixed size (the `buffer` given when the stream was made)
@@ -85,7 +86,7 @@ public struct AudioFrame: Sendable, Hashable {
 /// The iterator polls the ring, sleeping half a frame when it is empty, so a frame reaches
 /// the reader at most half a frame after the bridge produced it.
 ///
-/// The sequence ends (returns `nil`) when the call ends, the stream is stopped
+/// The sequence ends (returns `nil`) when the call ends (a call's stream), the stream is stopped
 /// (``PJSUA/stop(_:)-(AudioFrameStream)``), the engine shuts down, or the iterating task
 /// is cancelled. Iterate it from one task at a time.
 public struct AudioFrameStream: AsyncSequence, Sendable {
@@ -94,8 +95,9 @@ public struct AudioFrameStream: AsyncSequence, Sendable {
 
     let port: FramePort
 
-    /// The call whose received audio this is.
-    public var call: Call { port.call }
+    /// The call whose received audio this is; `nil` for a stream of the sound device
+    /// (``PJSUA/soundDeviceFrames(format:buffer:)``).
+    public var call: Call? { port.call }
     /// The stream's format.
     public var format: AudioFrameFormat { port.format }
     /// Frames dropped so far because the reader fell behind.
@@ -155,13 +157,16 @@ extension AudioFrameStream: Hashable {
 /// ``PJSUAUsageError/unknownMediaPort``.
 public actor AudioFrameWriter {
     let port: FramePort
+    /// The call this writer sends into.
+    public nonisolated let call: Call
     /// Samples written but short of a whole frame, kept for the next write.
     private var pending: [Int16] = []
 
-    init(port: FramePort) { self.port = port }
+    init(port: FramePort, call: Call) {
+        self.port = port
+        self.call = call
+    }
 
-    /// The call this writer sends into.
-    public nonisolated var call: Call { port.call }
     /// The writer's format.
     public nonisolated var format: AudioFrameFormat { port.format }
     /// Frames the call got silence for because nothing was queued (after the first write).

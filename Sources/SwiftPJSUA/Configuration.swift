@@ -169,8 +169,9 @@ public struct TransportConfiguration: Sendable, Hashable {
 
 /// Which sound device the conference bridge uses when audio is active.
 public enum SoundDevice: Sendable, Hashable {
-    /// No hardware: a null device clocks the bridge (`pjsua_set_null_snd_dev`). For servers,
-    /// tests and machines without audio hardware.
+    /// No hardware: a null device clocks the bridge (`pjsua_set_null_snd_dev`), from start to
+    /// shutdown (no idle auto-close). For servers, tests and machines without audio
+    /// hardware; ``PJSUA/soundDeviceFrames(format:buffer:)`` shows what it would play.
     case null
     /// The system's default capture and playback devices (`pjsua_set_snd_dev`), the
     /// default. On a machine with no default device, attaching it (at ``PJSUA/start(_:)``,
@@ -206,18 +207,42 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// The address RTP binds to and advertises in SDP (`c=`); `nil` uses the bind address
     /// of the account's SIP transport, or every interface when that has none.
     public var rtpAddress: String?
+    /// Local ringback: the tones the engine plays to the sound device (conference slot 0)
+    /// while an outgoing call is alerting without early media, looped; `nil` plays none.
+    ///
+    /// An outgoing call rings from the 180 Ringing of its early dialog (RFC 3960 §2: the
+    /// UAC generates ringback itself when the callee sends no early media) until it is
+    /// answered (``CallState/connecting`` or ``CallState/confirmed``), ends, or gets early
+    /// media: an active audio stream, from a 183 Session Progress (or any 18x) with SDP,
+    /// whose audio the sound device then plays instead. Should early media stop being
+    /// active while the call is still early (the peer's UPDATE puts it on hold or inactive),
+    /// the ringback comes back. Every ringing call shares one tone generator: it starts
+    /// when the first call rings and is taken off the bridge when the last one stops (or at
+    /// shutdown), so it holds one conference slot at most.
+    ///
+    /// The default is ``Tone/ringbackEurope`` (425 Hz, 1 s on, 4 s off): 400–450 Hz single
+    /// tones are the ringback of most of the world's networks (ITU-T E.180 recommends
+    /// that band), where 440 + 480 Hz (``Tone/ringbackNorthAmerica``) is North America's.
+    /// Set `nil` when the app plays its own ringback (CallKit shows and plays its own call
+    /// progress) or has no listener (a server). Checked at ``PJSUA/start(_:)``
+    /// (``PJSUAUsageError/invalidConfiguration(_:)``: 1 to 32 valid tones). Played with
+    /// `pjmedia_tonegen_create`, `pjmedia_tonegen_play`, `pjsua_conf_add_port` and
+    /// `pjsua_conf_connect` to slot 0, removed with `pjsua_conf_remove_port`.
+    public var localRingback: [Tone]?
 
     /// Creates media settings (the system's default sound device, 16 kHz, no VAD, RTP ports
-    /// 4000–9999 by default). Servers, tests and machines without audio hardware pass
-    /// `soundDevice: .null`.
+    /// 4000–9999, European local ringback by default). Servers, tests and machines without
+    /// audio hardware pass `soundDevice: .null`.
     public init(
         soundDevice: SoundDevice = .systemDefault,
         soundDeviceActivation: SoundDeviceActivation = .automatic,
         clockRate: Int = 16000,
         voiceActivityDetection: Bool = false,
         rtpPorts: ClosedRange<UInt16> = 4000...9999,
-        rtpAddress: String? = nil
+        rtpAddress: String? = nil,
+        localRingback: [Tone]? = Tone.ringbackEurope
     ) {
+        self.localRingback = localRingback
         self.soundDevice = soundDevice
         self.soundDeviceActivation = soundDeviceActivation
         self.clockRate = clockRate

@@ -49,11 +49,52 @@ extension PJSUA {
         let port = try Native.attachFramePort(
             bridge: runtime.bridge, call: call, format: format, receiveFrames: 0, sendFrames: frames)
         try releaseIfEnded(call, runtime: runtime)
-        return AudioFrameWriter(port: port)
+        return AudioFrameWriter(port: port, call: call)
     }
 
-    /// Ends a frame stream before its call ends: the reader gets the frames already
-    /// buffered, then the end of the sequence. Wraps `pjsua_conf_remove_port`.
+    /// What the conference bridge sends to the sound device (conference slot 0), as frames
+    /// of PCM in `format`: the mix a speaker would play (calls' received audio, tones and
+    /// local ringback played to the sound device), before any device driver. See
+    /// ``AudioFrameStream`` for buffering and drops. For servers and tests that have no
+    /// sound hardware, and to check what a user would hear.
+    ///
+    /// Works with the null sound device (``SoundDevice/null``): the engine puts a port of
+    /// its own in place of the null device's discarding port, in the master port that
+    /// clocks the bridge (`pjmedia_master_port_set_uport` on pjsua's null device,
+    /// `pjmedia_resample_run` to the stream's rate), so the frames are slot 0's mix
+    /// exactly, one per bridge tick. While no device is attached
+    /// (``SoundDeviceActivation/byApp`` before ``activateAudioDevice()``) the bridge is not
+    /// clocked and no frames come; the stream resumes when the device is attached again.
+    /// The sound device's input (slot 0's microphone) stays silence. One stream at a time;
+    /// it ends when stopped (``stop(_:)-(AudioFrameStream)``) or at shutdown.
+    /// - Parameters:
+    ///   - format: sample rate and frame length; 16 kHz, 20 ms frames by default.
+    ///   - buffer: how much audio waits for a slow reader before the oldest is dropped;
+    ///     two frames to 10 s, 1 s by default.
+    /// - Throws: ``PJSUAUsageError/invalidArgument(_:)`` for an unsupported format or
+    ///   buffer, when the sound device is not ``SoundDevice/null``, or when another
+    ///   sound-device stream runs; ``PJSUAUsageError`` when not running; ``PJSUAError`` when
+    ///   memory runs out.
+    public func soundDeviceFrames(
+        format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
+    ) throws -> AudioFrameStream {
+        let runtime = try runtime()
+        let format = try format.validated()
+        let frames = try format.frames(in: buffer, what: "a sound-device frame stream's buffer")
+        guard runtime.configuration.media.soundDevice == .null else {
+            throw PJSUAUsageError.invalidArgument(
+                "sound-device frames need the null sound device; a real device plays the mix itself")
+        }
+        guard runtime.bridge.soundDeviceTap.withLock({ $0 }) == nil else {
+            throw PJSUAUsageError.invalidArgument("a sound-device frame stream is already running: stop it first")
+        }
+        let port = try Native.attachSoundDeviceTap(bridge: runtime.bridge, format: format, frames: frames)
+        return AudioFrameStream(port: port)
+    }
+
+    /// Ends a frame stream before its call ends (or a sound-device stream): the reader gets
+    /// the frames already buffered, then the end of the sequence. Wraps
+    /// `pjsua_conf_remove_port` (for a sound-device stream, `pjmedia_master_port_set_uport`).
     /// - Throws: ``PJSUAUsageError/unknownMediaPort`` when it had already ended.
     public func stop(_ stream: AudioFrameStream) throws {
         guard Native.detach(bridge: try runtime().bridge, port: stream.port, of: stream.call) else {

@@ -87,6 +87,7 @@ extension PJSUA {
     public func activateAudioDevice() throws {
         let runtime = try runtime()
         try Native.attachSoundDevice(runtime.configuration.media.soundDevice)
+        Native.reinstallSoundDeviceTap(bridge: runtime.bridge)
     }
 
     /// Detaches the sound device; no audio flows through the bridge until it is activated

@@ -26,8 +26,9 @@ extension PJSUA {
         return player
     }
 
-    /// Plays `tones` to the local sound device (local ringback, a busy tone after a
-    /// rejected call), once (removed within a second after the end) or over and over, until
+    /// Plays `tones` to the local sound device (a busy tone after a rejected call; outgoing
+    /// calls' ringback plays by itself, see ``MediaConfiguration/localRingback``), once
+    /// (removed within a second after the end) or over and over, until
     /// ``stop(_:)-(TonePlayer)`` or shutdown.
     /// Wraps the same pjmedia calls as ``playTones(_:into:loop:)``, connecting to the sound
     /// device's conference slot (0).
@@ -47,7 +48,7 @@ extension PJSUA {
         }
     }
 
-    private static func checked(_ tones: [Tone]) throws(PJSUAUsageError) -> [Tone] {
+    static func checked(_ tones: [Tone]) throws(PJSUAUsageError) -> [Tone] {
         guard !tones.isEmpty, tones.count <= Native.maxTones else {
             throw .invalidArgument("a tone sequence holds 1 to \(Native.maxTones) tones, not \(tones.count)")
         }

@@ -174,7 +174,7 @@ public actor PJSUA {
         let hub = currentHub.withLock { $0 }
         let bridge = EngineBridge(
             hub: hub, executor: executor, logHandler: configuration.logHandler,
-            linksSoundDevice: true)
+            linksSoundDevice: true, ringbackTones: configuration.media.localRingback)
         guard EngineBridge.claim(bridge) else { throw PJSUAUsageError.anotherEngineRunning }
         do {
             let transports = try Native.start(configuration)
@@ -202,6 +202,11 @@ public actor PJSUA {
         }
         guard [8000, 16000, 32000, 44100, 48000].contains(configuration.media.clockRate) else {
             throw .invalidConfiguration("clockRate must be 8000, 16000, 32000, 44100 or 48000 Hz")
+        }
+        if let tones = configuration.media.localRingback {
+            do { _ = try checked(tones) } catch {
+                throw .invalidConfiguration("localRingback: \(error.description)")
+            }
         }
         guard configuration.media.rtpPorts.count >= 2 else {
             throw .invalidConfiguration("rtpPorts must hold at least two ports")
@@ -353,12 +358,13 @@ public actor PJSUA {
     }
 
     /// One media-inactivity check of every live call (see
-    /// ``AccountConfiguration/mediaInactivityTimeout``), and finished one-shot tones off
-    /// the bridge, on the engine thread.
+    /// ``AccountConfiguration/mediaInactivityTimeout``), finished one-shot tones off the
+    /// bridge, and local ringback of calls that ended unreported, on the engine thread.
     func superviseMedia() {
         guard case .running(let runtime) = lifecycle else { return }
         Native.superviseMedia(bridge: runtime.bridge, now: .now)
         Native.removeFinishedTones(bridge: runtime.bridge)
+        Native.pruneRingback(bridge: runtime.bridge)
     }
 
     /// Call slots pjsua holds, including calls that have delivered their terminal event

@@ -36,7 +36,8 @@ public final class Sipp: Sendable {
 
     /// Starts sipp.
     /// - Parameters:
-    ///   - scenario: a built-in scenario name (`uas`, `uac`) or a file in `Tests/Scenarios`.
+    ///   - scenario: a built-in scenario name (`uas`, `uac`), a file in `Tests/Scenarios`, or
+    ///     the absolute path of a scenario file.
     ///   - remote: the `host:port` to send to (for UAC scenarios).
     ///   - calls: stop after this many calls (`-m`).
     ///   - extra: more sipp arguments (`-r`, `-l`, `-d`, `-key`…).
@@ -66,7 +67,8 @@ public final class Sipp: Sendable {
         let messageFile = folder.file("sipp-\(port)-messages.log")
         var arguments: [String] = []
         if scenario.hasSuffix(".xml") {
-            arguments += ["-sf", Repository.scenario(scenario)]
+            // A path of its own (a scenario the test wrote), or a file in Tests/Scenarios.
+            arguments += ["-sf", scenario.hasPrefix("/") ? scenario : Repository.scenario(scenario)]
         } else {
             arguments += ["-sn", scenario]
         }
@@ -79,7 +81,7 @@ public final class Sipp: Sendable {
             "-timeout", "\(seconds)s", "-timeout_error",
         ] + extra
         let process = try PeerProcess(
-            "sipp-\(scenario)-\(port)", executable: "/usr/bin/sipp", arguments: arguments, folder: folder)
+            "sipp-\(URL(fileURLWithPath: scenario).lastPathComponent)-\(port)", executable: "/usr/bin/sipp", arguments: arguments, folder: folder)
         let sipp = Sipp(process: process, port: port, statsFile: statsFile, messageFile: messageFile)
         try await sipp.waitUntilBound()
         return sipp

@@ -32,11 +32,21 @@ final class EngineBridge: Sendable {
     /// Our ports on the conference bridge (frame ports, tone generators), so that shutdown
     /// can take off (and end the readers of) those whose removal was still queued.
     let livePorts = Protected<[ObjectIdentifier: any BridgePort]>([:])
+    /// The sound-device frame stream's tap, while one runs (at most one).
+    let soundDeviceTap = Protected<FramePort?>(nil)
+    /// The tones of local ringback (``MediaConfiguration/localRingback``), validated.
+    let ringbackTones: [Tone]?
+    /// Outgoing calls that hear local ringback now, and the generator they share.
+    let ringback = Protected(Ringback())
     /// Set just before `pjsua_destroy`: what fails from then on was cut short by shutdown.
     let isDestroying = Protected(false)
 
-    init(hub: EventHub, executor: EngineExecutor, logHandler: (any PJSUALogHandler)?, linksSoundDevice: Bool) {
+    init(
+        hub: EventHub, executor: EngineExecutor, logHandler: (any PJSUALogHandler)?, linksSoundDevice: Bool,
+        ringbackTones: [Tone]? = nil
+    ) {
         self.hub = hub
+        self.ringbackTones = ringbackTones
         self.executor = executor
         self.logHandler = logHandler
         self.linksSoundDevice = linksSoundDevice

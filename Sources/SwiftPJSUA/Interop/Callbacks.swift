@@ -16,6 +16,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
     bridge.hub.emit(.callState(CallStateChange(
         call: call, state: info.state, sipCallID: info.sipCallID,
         lastStatus: info.lastStatus, reason: reason)))
+    Native.updateRingback(bridge: bridge, call: call, slot: slot, state: info)
     if info.state == .disconnected {
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
@@ -73,6 +74,7 @@ func onCallMediaState(_ slot: pjsua_call_id) {
     let call = Handles.call(slot)
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     Native.applyMediaLinks(bridge: bridge, call: call, info: info)
+    Native.updateRingback(bridge: bridge, call: call, info: info)
     bridge.hub.emit(.callMediaState(CallMediaChange(call: call, media: info.media)))
 }
 

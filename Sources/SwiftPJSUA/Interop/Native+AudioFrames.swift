@@ -11,34 +11,42 @@ protocol BridgePort: AnyObject, Sendable {
     func removeFromBridge() -> Bool
 }
 
-/// One of the engine's frame ports (`cpj_frame_port` in the shim) on pjsua's conference
-/// bridge, linked to one call: it receives what the call receives, or sends what the app
-/// queues, or both. The C side does the real-time part on pjmedia's clock thread; this
-/// class reads and writes its rings from any thread and removes it from the bridge once.
+/// One of the engine's frame ports (`cpj_frame_port` in the shim): on pjsua's conference
+/// bridge, linked to one call (it receives what the call receives, or sends what the app
+/// queues, or both), or, with no call, a sound-device tap (`cpj_snd_tap`) in the null
+/// sound device's master port, receiving slot 0's mix. The C side does the real-time part
+/// on pjmedia's clock thread; this class reads and writes its rings from any thread and
+/// takes the port out once.
 ///
-/// `@unchecked Sendable`: the pointer is only passed to the shim's atomic ring functions
-/// (one reader and one writer at a time, which the public types guarantee) and to
-/// `cpj_frame_port_remove` (once, on the engine thread, guarded by `removed`).
+/// `@unchecked Sendable`: the pointers are only passed to the shim's atomic ring functions
+/// (one reader and one writer at a time, which the public types guarantee), and to
+/// `cpj_frame_port_remove`, `cpj_snd_tap_install` and `cpj_snd_tap_remove` on the engine
+/// thread (removal once, guarded by `removed`).
 final class FramePort: BridgePort, @unchecked Sendable {
-    let call: Call
+    /// The call the port is linked to; `nil` for a sound-device tap.
+    let call: Call?
     let format: AudioFrameFormat
     /// Which way audio flows through the port.
     let receives: Bool
     let sends: Bool
     private let port: UnsafeMutablePointer<cpj_frame_port>
-    /// The port's conference slot, fixed while it is on the bridge.
+    /// The sound-device tap this port is the frame part of, if it is one.
+    private let tap: UnsafeMutablePointer<cpj_snd_tap>?
+    /// The port's conference slot, fixed while it is on the bridge (invalid for a tap).
     let slot: pjsua_conf_port_id
     private let removed = Atomic<Bool>(false)
 
     fileprivate init(
-        call: Call, format: AudioFrameFormat, receives: Bool, sends: Bool,
-        port: UnsafeMutablePointer<cpj_frame_port>, slot: pjsua_conf_port_id
+        call: Call?, format: AudioFrameFormat, receives: Bool, sends: Bool,
+        port: UnsafeMutablePointer<cpj_frame_port>, tap: UnsafeMutablePointer<cpj_snd_tap>? = nil,
+        slot: pjsua_conf_port_id
     ) {
         self.call = call
         self.format = format
         self.receives = receives
         self.sends = sends
         self.port = port
+        self.tap = tap
         self.slot = slot
     }
 
@@ -80,8 +88,15 @@ final class FramePort: BridgePort, @unchecked Sendable {
     @discardableResult
     func removeFromBridge() -> Bool {
         guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
-        cpj_frame_port_remove(port, slot)
+        if let tap { cpj_snd_tap_remove(tap) } else { cpj_frame_port_remove(port, slot) }
         return true
+    }
+
+    /// Puts a sound-device tap (back) into the null sound device; `false` when no null
+    /// device is attached. Engine thread.
+    func installTap() -> Bool {
+        guard let tap, !removed.load(ordering: .acquiring) else { return false }
+        return cpj_snd_tap_install(tap) == cpj_success()
     }
 }
 
@@ -115,6 +130,30 @@ extension Native {
         return port
     }
 
+    /// Creates a sound-device tap in `format` and puts it into the null sound device (see
+    /// `cpj_snd_tap` in the shim); it is kept in ``EngineBridge/soundDeviceTap`` so that
+    /// attaching the device again re-installs it, and taken out by shutdown.
+    static func attachSoundDeviceTap(
+        bridge: EngineBridge, format: AudioFrameFormat, frames: Int
+    ) throws(PJSUAError) -> FramePort {
+        guard let tap = cpj_snd_tap_create(UInt32(format.sampleRate), UInt32(format.samplesPerFrame), UInt32(frames)),
+              let raw = cpj_snd_tap_frames(tap)
+        else { throw PJ.error(cpj_status_enomem(), "pjmedia_resample_create") }
+        let port = FramePort(
+            call: nil, format: format, receives: true, sends: false, port: raw, tap: tap,
+            slot: pjsua_conf_port_id(cpj_invalid_id()))
+        bridge.livePorts.withLock { $0[ObjectIdentifier(port)] = port }
+        bridge.soundDeviceTap.withLock { $0 = port }
+        _ = port.installTap()
+        return port
+    }
+
+    /// Re-installs the live sound-device tap after the null device was attached again
+    /// (pjsua makes a new master port each time). Engine thread.
+    static func reinstallSoundDeviceTap(bridge: EngineBridge) {
+        _ = bridge.soundDeviceTap.withLock { $0 }?.installTap()
+    }
+
     /// Unlinks a frame port from its call and takes it off the bridge. Returns `false` when
     /// it was already off (stopped, or its call ended). Engine thread.
     @discardableResult
@@ -136,6 +175,7 @@ extension Native {
         var any = false
         for port in ports {
             _ = bridge.livePorts.withLock { $0.removeValue(forKey: ObjectIdentifier(port)) }
+            bridge.soundDeviceTap.withLock { if $0 === port { $0 = nil } }
             if port.removeFromBridge() { any = true }
         }
         return any
@@ -147,6 +187,7 @@ extension Native {
             defer { ports.removeAll() }
             return Array(ports.values)
         }
+        bridge.soundDeviceTap.withLock { $0 = nil }
         for port in ports { _ = port.removeFromBridge() }
     }
 }

@@ -64,6 +64,10 @@ enum Native {
             pjsua_media_config_default(&media)
             media.clock_rate = UInt32(configuration.media.clockRate)
             media.snd_clock_rate = 0
+            // The null device clocks the bridge from start to shutdown (pjsua would close it
+            // after a second without calls and open a new one on the next connect), so a
+            // sound-device tap put into it stays there.
+            if configuration.media.soundDevice == .null { media.snd_auto_close_time = -1 }
             media.no_vad = configuration.media.voiceActivityDetection ? 0 : 1
             // pjproject 2.13 and later: RTP and RTCP have pjmedia's own I/O queue and worker
             // thread, as in pjsua's app, so media never waits behind SIP processing.
