@@ -16,7 +16,7 @@ public struct EngineHarness: Sendable {
     /// the engine down whatever happens.
     public static func run<R: Sendable>(
         maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
-        media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
+        media: MediaConfiguration = MediaConfiguration(soundDevice: .null), timers: SIPTimers = SIPTimers(),
         _ body: (EngineHarness) async throws -> R
     ) async throws -> R {
         let engine = PJSUA()
@@ -25,7 +25,7 @@ public struct EngineHarness: Sendable {
         media.rtpPorts = randomRTPPorts()
         try await engine.start(Configuration(
             transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
-            logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media))
+            logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media, timers: timers))
         do {
             let account = try await engine.addLocalAccount()
             guard let transport = try await engine.transports().first else {

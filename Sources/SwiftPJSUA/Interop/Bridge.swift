@@ -129,6 +129,19 @@ enum Handles {
         return Call(slot: slot, generation: generation)
     }
 
+    /// The handle of the call in `slot`, for a callback that can arrive after its call
+    /// ended: the stored handle, or a new one only while pjsua holds a call there (a call's
+    /// first callback); `nil` for a slot pjsua has freed. A subscription (a REFER's) keeps an
+    /// ended call's dialog alive, and pjsua reports its events with the slot the call had:
+    /// minting a handle for it would invent a call that never ends.
+    static func liveCall(_ slot: pjsua_call_id) -> Call? {
+        guard isCallSlot(slot) else { return nil }
+        let stored = UInt(bitPattern: pjsua_call_get_user_data(slot))
+        if stored != 0 { return Call(slot: slot, generation: UInt64(stored)) }
+        guard cpj_call_slot_in_use(slot) != 0 else { return nil }
+        return call(slot)
+    }
+
     /// Whether `slot` is a call slot of the running pjsua. pjsua's call functions assert
     /// (and abort, in a debug build of pjproject) on a slot outside `0..<max_calls`, the
     /// configured limit, which can be lower than the build limit: every handle a caller

@@ -1,0 +1,111 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+// Issue 15, items 2 and 3: every REFER the engine sends resolves exactly once, before its
+// call's terminal event, and a REFER answered after its call ended invents no call.
+
+extension EngineTests {
+    /// The transferee answers the REFER (202, then the final NOTIFY) 1.5 s after the engine
+    /// hung up. Without a second call the late answer lands on a freed slot (pjsua used to
+    /// mint a phantom call for it); with `maxCalls: 1` a second call holds the slot by then
+    /// (pjsua used to report the late answer as that call's transfer).
+    @Test(
+        "A REFER answered after BYE: one final transferStatus (487) before DISCONNECTED, no phantom call, none for a call in the reused slot",
+        arguments: [false, true])
+    func lateREFERAnswer(reusedSlot: Bool) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let transferee = try await Sipp.start(scenario: "uas_refer_202_after_bye.xml", folder: folder)
+        defer { transferee.stop() }
+        let other = reusedSlot ? try await Sipp.start(scenario: "uas", folder: folder) : nil
+        defer { other?.stop() }
+        // T1 3 s: the REFER is not retransmitted before the late 202 comes (1.5 s after BYE).
+        try await EngineHarness.run(maxCalls: reusedSlot ? 1 : 4, timers: SIPTimers(t1: .seconds(3), t2: .seconds(6))) { h in
+            let call = try await h.engine.makeCall(to: transferee.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            var second: Call?
+            if let other {
+                // pjsua frees the slot once the BYE is answered, just after DISCONNECTED.
+                var placed: Call?
+                let deadline = ContinuousClock.now + .seconds(2)
+                while placed == nil {
+                    do {
+                        placed = try await h.engine.makeCall(to: other.uri, from: h.account)
+                    } catch let error as PJSUAError where error.code == .tooMany && ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+                let next = try #require(placed)
+                #expect(next.slot == call.slot, "maxCalls 1 puts the second call in the first one's slot")
+                try await h.log.first("second call confirmed") { $0.isState(.confirmed, of: next) }
+                second = next
+            }
+            // sipp ends once the engine has answered its late NOTIFY: pjsua has reported
+            // the 202 and the NOTIFY by then.
+            let result = try await transferee.finish(timeout: .seconds(20))
+            #expect(result.successfulCalls == 1, "\(result)")
+            #expect(transferee.receivedStatusCodes.contains { $0 == 200 || $0 == 481 }, "\(transferee.receivedStatusCodes)")
+            if let second {
+                // A transaction of the second call after the late NOTIFY: its events are in.
+                try await h.engine.hangup(second)
+                try await h.log.first("second ended") { $0.isState(.disconnected, of: second) }
+            } else {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+
+            let events = h.log.events
+            let statuses = events.compactMap(\.transferStatus)
+            #expect(statuses.allSatisfy { $0.call == call }, "no status for another call: \(statuses)")
+            let finals = statuses.filter(\.final)
+            #expect(finals.count == 1, "\(statuses)")
+            #expect(finals.first?.code == 487)
+            #expect(finals.first?.reason == PJSUA.transferCallEndedReason)
+            let finalIndex = events.firstIndex { $0.transferStatus?.final == true }
+            let endIndex = events.firstIndex { $0.isState(.disconnected, of: call) }
+            #expect(finalIndex != nil && endIndex != nil && finalIndex! < endIndex!, "final before DISCONNECTED")
+            let known = Set([call] + (second.map { [$0] } ?? []))
+            let strangers = events.compactMap(\.call).filter { !known.contains($0) }
+            #expect(strangers.isEmpty, "events for calls the engine never had: \(strangers)")
+            #expect(try await h.engine.activeCalls().isEmpty)
+        }
+    }
+
+    @Test("A REFER accepted with 202 and never NOTIFYed resolves with 408 after 64×T1; a second transfer meanwhile throws")
+    func referWithoutNotify() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let transferee = try await Sipp.start(scenario: "uas_refer_202_no_notify.xml", folder: folder)
+        defer { transferee.stop() }
+        let t1 = Duration.milliseconds(50)
+        try await EngineHarness.run(timers: SIPTimers(t1: t1, t2: .milliseconds(400), t4: .milliseconds(500))) { h in
+            let call = try await h.engine.makeCall(to: transferee.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            let sent = ContinuousClock.now
+            try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
+            try await h.log.first("202") { $0.transferStatus?.call == call && $0.transferStatus?.code == 100 }
+            await #expect(throws: PJSUAUsageError.transferPending(call)) {
+                try await h.engine.transfer(call, to: "sip:dave@127.0.0.1:5999")
+            }
+            let final = try await h.log.first("final status", timeout: .seconds(10)) { $0.transferStatus?.final == true }
+            let elapsed = ContinuousClock.now - sent
+            #expect(final.transferStatus?.code == 408)
+            #expect(final.transferStatus?.reason == PJSUA.transferTimeoutReason)
+            // Timer N is 64 × T1 = 3.2 s from the REFER; allow for a loaded machine's lateness.
+            #expect(elapsed >= t1 * 64 && elapsed < t1 * 64 + .seconds(3), "\(elapsed)")
+            #expect(try await h.engine.callInfo(call).state == .confirmed)
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            let statuses = h.log.events.compactMap(\.transferStatus)
+            #expect(statuses.map(\.code) == [100, 408], "\(statuses)")
+            #expect(statuses.filter(\.final).count == 1)
+        }
+        let result = try await transferee.finish()
+        #expect(result.successfulCalls == 1, "\(result)")
+        #expect(transferee.receivedRequests.filter { $0 == "REFER" }.count == 1, "the second transfer sent nothing")
+    }
+}
