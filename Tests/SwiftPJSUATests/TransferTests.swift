@@ -109,3 +109,38 @@ extension EngineTests {
         #expect(transferee.receivedRequests.filter { $0 == "REFER" }.count == 1, "the second transfer sent nothing")
     }
 }
+
+extension EngineTests {
+    /// pjsua gives the call it places for an accepted REFER the original call's user data,
+    /// where the engine keeps the handle's generation: the two calls shared a generation,
+    /// and once the original ended every event of the new call was dropped as a dead call's.
+    @Test("Transferee: the call a REFER places has its own handle and reports its end after the original call's")
+    func transferredCallHasItsOwnHandle() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_refer.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call)
+            let placed = try await h.log.first("the call the REFER placed") {
+                if case .callState(let change) = $0, change.state == .calling, change.call != call { true } else { false }
+            }
+            let transferred = try #require(placed.call)
+            #expect(transferred.slot != call.slot && transferred.generation != call.generation, "\(transferred) vs \(call)")
+            // Its other leg arrives at the engine itself (sip:transfer-target at our address).
+            let target = try await h.log.first("the target leg") {
+                if case .incomingCall(let incoming) = $0 { incoming.call != call } else { false }
+            }
+            try await h.engine.answer(try #require(target.incomingCall))
+            try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: call) }
+            #expect(try await sipp.finish().successfulCalls == 1)
+            #expect(try await h.engine.callInfo(transferred).state == .confirmed)
+            try await h.engine.hangup(transferred)
+            try await h.log.first("the transferred call's end") { $0.isState(.disconnected, of: transferred) }
+            try await h.log.first("the target leg's end") { $0.isState(.disconnected, of: target.incomingCall) }
+            #expect(try await h.engine.activeCalls().isEmpty)
+        }
+    }
+}

@@ -17,6 +17,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         call: call, state: info.state, sipCallID: info.sipCallID,
         lastStatus: info.lastStatus, reason: reason)))
     if info.state == .disconnected {
+        Handles.forget(call)
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
