@@ -156,8 +156,8 @@ extension PJSUA {
     ///   REFER (Timer N, RFC 6665 §4.1.2.4; T1 is ``SIPTimers/t1``, 32 s by default);
     /// - 487 with ``transferCallEndedReason`` when the call ends first.
     ///
-    /// Nothing is reported after that: a NOTIFY that comes later (even after the call ended)
-    /// is answered by pjsip and dropped. One REFER per call at a time: pjsua's
+    /// Nothing is reported after that: a 202 or NOTIFY that comes later (even after the call
+    /// ended) is handled by pjsip and dropped, and never creates a call handle. One REFER per call at a time: pjsua's
     /// `on_call_transfer_status` does not say which of two subscriptions a NOTIFY belongs to.
     /// Wraps `pjsua_call_xfer`.
     /// - Parameters:
