@@ -290,8 +290,8 @@ final class EventHub: Sendable {
     func expireTransfer(id: UInt64, reason: String) {
         let call = state.withLock { $0.transfers.values.first { $0.id == id }?.call }
         guard let call else { return }
-        _ = emit(
-            .transferStatus(TransferProgress(call: call, statusCode: 408, reason: reason, isFinal: true)), transferID: id)
+        let expired = TransferProgress(call: call, statusCode: 408, reason: reason, isFinal: true)
+        _ = emit(.transferStatus(expired), transferID: id)
     }
 
     /// Ends a call that was never reported (the engine rejected it before any event): its

@@ -48,7 +48,9 @@ enum Dial {
         for await event in events {
             guard let eventCall = event.call else { continue }
             if !followed.contains(eventCall) {
-                guard acceptedREFERs > 0, case .callState(let change) = event, change.state == .calling else { continue }
+                guard acceptedREFERs > 0, case .callState(let change) = event, change.state == .calling else {
+                    continue
+                }
                 acceptedREFERs -= 1
                 followed.insert(eventCall)
                 printer.line("following \(eventCall), placed by the transfer")

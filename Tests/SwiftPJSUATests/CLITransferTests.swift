@@ -69,7 +69,8 @@ extension EngineTests {
         let calling = stampedLines(transferee.output)
         #expect(status == 0, "\(transferee.output)")
         // The transferee accepted the REFER, then printed the new call's events to its end.
-        let accepted = try #require(line(calling, "transfer-request", targetURI, "answered 202"), "\(transferee.output)")
+        let accepted = try #require(
+            line(calling, "transfer-request", targetURI, "answered 202"), "\(transferee.output)")
         let following = try #require(line(calling, "following call", "placed by the transfer"), "\(transferee.output)")
         let newCall = try #require(callName(in: following.text))
         let original = try #require(callName(in: accepted.text))

@@ -22,7 +22,8 @@ extension EngineTests {
         let other = reusedSlot ? try await Sipp.start(scenario: "uas", folder: folder) : nil
         defer { other?.stop() }
         // T1 3 s: the REFER is not retransmitted before the late 202 comes (1.5 s after BYE).
-        try await EngineHarness.run(maxCalls: reusedSlot ? 1 : 4, timers: SIPTimers(t1: .seconds(3), t2: .seconds(6))) { h in
+        try await EngineHarness.run(maxCalls: reusedSlot ? 1 : 4, timers: SIPTimers(t1: .seconds(3), t2: .seconds(6))) {
+            h in
             let call = try await h.engine.makeCall(to: transferee.uri, from: h.account)
             try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
             try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
@@ -49,7 +50,8 @@ extension EngineTests {
             // the 202 and the NOTIFY by then.
             let result = try await transferee.finish(timeout: .seconds(20))
             #expect(result.successfulCalls == 1, "\(result)")
-            #expect(transferee.receivedStatusCodes.contains { $0 == 200 || $0 == 481 }, "\(transferee.receivedStatusCodes)")
+            #expect(
+                transferee.receivedStatusCodes.contains { $0 == 200 || $0 == 481 }, "\(transferee.receivedStatusCodes)")
             if let second {
                 // A transaction of the second call after the late NOTIFY: its events are in.
                 try await h.engine.hangup(second)
@@ -75,7 +77,9 @@ extension EngineTests {
         }
     }
 
-    @Test("A REFER accepted with 202 and never NOTIFYed resolves with 408 after 64×T1; a second transfer meanwhile throws")
+    @Test(
+        "A REFER accepted with 202 and never NOTIFYed resolves with 408 after 64×T1; a second transfer meanwhile throws"
+    )
     func referWithoutNotify() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -91,7 +95,9 @@ extension EngineTests {
             await #expect(throws: PJSUAUsageError.transferPending(call)) {
                 try await h.engine.transfer(call, to: "sip:dave@127.0.0.1:5999")
             }
-            let final = try await h.log.first("final status", timeout: .seconds(10)) { $0.transferStatus?.final == true }
+            let final = try await h.log.first("final status", timeout: .seconds(10)) {
+                $0.transferStatus?.final == true
+            }
             let elapsed = ContinuousClock.now - sent
             #expect(final.transferStatus?.code == 408)
             #expect(final.transferStatus?.reason == PJSUA.transferTimeoutReason)
@@ -125,10 +131,15 @@ extension EngineTests {
             let call = try await h.log.incomingCall(fromUser: "sipp")
             try await h.engine.answer(call)
             let placed = try await h.log.first("the call the REFER placed") {
-                if case .callState(let change) = $0, change.state == .calling, change.call != call { true } else { false }
+                if case .callState(let change) = $0, change.state == .calling, change.call != call {
+                    true
+                } else {
+                    false
+                }
             }
             let transferred = try #require(placed.call)
-            #expect(transferred.slot != call.slot && transferred.generation != call.generation, "\(transferred) vs \(call)")
+            #expect(
+                transferred.slot != call.slot && transferred.generation != call.generation, "\(transferred) vs \(call)")
             // Its other leg arrives at the engine itself (sip:transfer-target at our address).
             let target = try await h.log.first("the target leg") {
                 if case .incomingCall(let incoming) = $0 { incoming.call != call } else { false }

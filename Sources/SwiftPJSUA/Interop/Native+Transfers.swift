@@ -11,7 +11,8 @@ extension Native {
     static func startTimerN(forTransfer id: UInt64) {
         let t1 = pjsip_cfg().map { Int($0.pointee.tsx.t1) } ?? 500
         let token = UnsafeMutableRawPointer(bitPattern: UInt(id))
-        _ = cpj_schedule_timer({ token in timerNFired(UInt64(UInt(bitPattern: token))) }, token, UInt32(clamping: 64 * t1))
+        _ = cpj_schedule_timer(
+            { token in timerNFired(UInt64(UInt(bitPattern: token))) }, token, UInt32(clamping: 64 * t1))
     }
 }
 
