@@ -151,6 +151,11 @@ enum Handles {
         _ = owners.withLock { $0.removeValue(forKey: call.generation) }
     }
 
+    /// Forgets every call's slot (pjsua has been destroyed).
+    static func forgetAll() {
+        owners.withLock { $0.removeAll() }
+    }
+
     /// The handle of the call in `slot`, for a callback that can arrive after its call
     /// ended: as ``call(_:)``, but only while pjsua holds a call there or its handle is
     /// still stored (a call's first callback gets one); `nil` for a slot pjsua has freed. A

@@ -171,6 +171,8 @@ enum Native {
     /// also skips its fixed one-second pause.
     static func destroy() {
         pjsua_destroy2(UInt32(PJSUA_DESTROY_NO_RX_MSG.rawValue))
+        // No slot holds a call now, including those whose end pjsua did not report.
+        Handles.forgetAll()
     }
 
     /// Accounts with a live registration.
