@@ -6,24 +6,39 @@ import Testing
 // Issue 15, items 2 and 3: every REFER the engine sends resolves exactly once, before its
 // call's terminal event, and a REFER answered after its call ended invents no call.
 
+/// Where the late answer of an ended call's REFER lands.
+enum LateREFERAnswerCase: String, CaseIterable, Sendable {
+    /// No call holds the ended call's slot (pjsua used to mint a phantom call for it).
+    case freedSlot
+    /// A second call holds the slot (pjsua used to report the answer as that call's).
+    case reusedSlot
+    /// A second call holds the slot and waits for its own REFER's outcome.
+    case reusedSlotWithItsOwnREFER
+}
+
 extension EngineTests {
     /// The transferee answers the REFER (202, then the final NOTIFY) 1.5 s after the engine
-    /// hung up. Without a second call the late answer lands on a freed slot (pjsua used to
-    /// mint a phantom call for it); with `maxCalls: 1` a second call holds the slot by then
-    /// (pjsua used to report the late answer as that call's transfer).
+    /// hung up; with `maxCalls: 1` a second call is in the same slot by then.
     @Test(
         "A REFER answered after BYE: one final transferStatus (487) before DISCONNECTED, no phantom call, none for a call in the reused slot",
-        arguments: [false, true])
-    func lateREFERAnswer(reusedSlot: Bool) async throws {
+        arguments: LateREFERAnswerCase.allCases)
+    func lateREFERAnswer(_ landing: LateREFERAnswerCase) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let transferee = try await Sipp.start(scenario: "uas_refer_202_after_bye.xml", folder: folder)
         defer { transferee.stop() }
-        let other = reusedSlot ? try await Sipp.start(scenario: "uas", folder: folder) : nil
+        let other: Sipp? =
+            switch landing {
+            case .freedSlot: nil
+            case .reusedSlot: try await Sipp.start(scenario: "uas", folder: folder)
+            case .reusedSlotWithItsOwnREFER:
+                try await Sipp.start(scenario: "uas_refer_202_no_notify.xml", folder: folder)
+            }
         defer { other?.stop() }
-        // T1 3 s: the REFER is not retransmitted before the late 202 comes (1.5 s after BYE).
-        try await EngineHarness.run(maxCalls: reusedSlot ? 1 : 4, timers: SIPTimers(t1: .seconds(3), t2: .seconds(6))) {
-            h in
+        // T1 3 s: the REFER is not retransmitted before the late 202 comes (1.5 s after BYE),
+        // and the second call's REFER stays pending (Timer N 192 s) until it hangs up.
+        let timers = SIPTimers(t1: .seconds(3), t2: .seconds(6))
+        try await EngineHarness.run(maxCalls: other == nil ? 4 : 1, timers: timers) { h in
             let call = try await h.engine.makeCall(to: transferee.uri, from: h.account)
             try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
             try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
@@ -44,6 +59,12 @@ extension EngineTests {
                 let next = try #require(placed)
                 #expect(next.slot == call.slot, "maxCalls 1 puts the second call in the first one's slot")
                 try await h.log.first("second call confirmed") { $0.isState(.confirmed, of: next) }
+                if landing == .reusedSlotWithItsOwnREFER {
+                    try await h.engine.transfer(next, to: "sip:dave@127.0.0.1:5999")
+                    try await h.log.first("the second call's 202") {
+                        $0.transferStatus?.call == next && $0.transferStatus?.code == 100
+                    }
+                }
                 second = next
             }
             // sipp ends once the engine has answered its late NOTIFY: pjsua has reported
@@ -53,7 +74,6 @@ extension EngineTests {
             #expect(
                 transferee.receivedStatusCodes.contains { $0 == 200 || $0 == 481 }, "\(transferee.receivedStatusCodes)")
             if let second {
-                // A transaction of the second call after the late NOTIFY: its events are in.
                 try await h.engine.hangup(second)
                 try await h.log.first("second ended") { $0.isState(.disconnected, of: second) }
             } else {
@@ -62,14 +82,16 @@ extension EngineTests {
 
             let events = h.log.events
             let statuses = events.compactMap(\.transferStatus)
-            #expect(statuses.allSatisfy { $0.call == call }, "no status for another call: \(statuses)")
-            let finals = statuses.filter(\.final)
-            #expect(finals.count == 1, "\(statuses)")
-            #expect(finals.first?.code == 487)
-            #expect(finals.first?.reason == PJSUA.transferCallEndedReason)
-            let finalIndex = events.firstIndex { $0.transferStatus?.final == true }
+            let first = statuses.filter { $0.call == call }
+            #expect(first.map(\.code) == [487] && first.allSatisfy(\.final), "\(statuses)")
+            #expect(first.first?.reason == PJSUA.transferCallEndedReason)
+            let finalIndex = events.firstIndex { $0.transferStatus?.call == call && $0.transferStatus?.final == true }
             let endIndex = events.firstIndex { $0.isState(.disconnected, of: call) }
-            #expect(finalIndex != nil && endIndex != nil && finalIndex! < endIndex!, "final before DISCONNECTED")
+            #expect(finalIndex.flatMap { f in endIndex.map { f < $0 } } == true, "final before DISCONNECTED")
+            // The second call's statuses are its own REFER's only: its 202, and 487 at its end.
+            let others = statuses.filter { $0.call != call }
+            let expected: [Int] = landing == .reusedSlotWithItsOwnREFER ? [100, 487] : []
+            #expect(others.map(\.code) == expected && others.allSatisfy { $0.call == second }, "\(statuses)")
             let known = Set([call] + (second.map { [$0] } ?? []))
             let strangers = events.compactMap(\.call).filter { !known.contains($0) }
             #expect(strangers.isEmpty, "events for calls the engine never had: \(strangers)")

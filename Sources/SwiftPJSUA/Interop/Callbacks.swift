@@ -100,7 +100,9 @@ func onTransferStatus(
     // A REFER answered after its call ended arrives with the slot the call had (pjsua keeps
     // a pointer to the slot in the subscription): look the call up, never mint one. The hub
     // delivers only what a pending REFER of that call waits for, once final.
-    guard let bridge = EngineBridge.active(), let call = Handles.liveCall(slot),
+    // With the slot reused, the transaction pjsip reported just before says whose it is.
+    guard let bridge = EngineBridge.active(), !TransactionOrigin.wasForeign(slot: slot),
+        let call = Handles.liveCall(slot),
         bridge.hub.emit(.transferStatus(TransferProgress(
             call: call, statusCode: Int(code), reason: text.map { PJ.string($0.pointee) } ?? "",
             isFinal: final != 0))),

@@ -355,9 +355,9 @@ func onCallTransactionState(
     _ = Native.replaceFlowAfterUnansweredRequest(transaction, event)
     // pjsua finds an ended dialog's call through its old slot, which a newer call may hold:
     // only the transactions of the slot's own dialog are that call's.
-    guard let bridge = EngineBridge.active(), let transaction, cpj_call_owns_tsx(slot, transaction) != 0,
-        let call = Handles.liveCall(slot)
-    else { return }
+    let owned = transaction.map { cpj_call_owns_tsx(slot, $0) != 0 } ?? false
+    TransactionOrigin.note(slot: slot, foreign: !owned)
+    guard owned, let bridge = EngineBridge.active(), let transaction, let call = Handles.liveCall(slot) else { return }
     if cpj_event_is_refer_notify(transaction, event) != 0 { bridge.hub.noteTransferNotify(on: call) }
     bridge.deadPeers.observe(call, state: nil, connection: Native.connection(of: event))
     var local: pj_bool_t = 0
