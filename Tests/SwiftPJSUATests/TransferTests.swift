@@ -123,8 +123,10 @@ extension EngineTests {
             let elapsed = ContinuousClock.now - sent
             #expect(final.transferStatus?.code == 408)
             #expect(final.transferStatus?.reason == PJSUA.transferTimeoutReason)
-            // Timer N is 64 × T1 = 3.2 s from the REFER; allow for a loaded machine's lateness.
-            #expect(elapsed >= t1 * 64 && elapsed < t1 * 64 + .seconds(3), "\(elapsed)")
+            // Timer N is 64 × T1 = 3.2 s from the REFER; pjlib's timer heap counts whole
+            // milliseconds on its own clock (it fired 17 µs "early" once), and a loaded
+            // machine is late.
+            #expect(elapsed >= t1 * 64 - .milliseconds(5) && elapsed < t1 * 64 + .seconds(3), "\(elapsed)")
             #expect(try await h.engine.callInfo(call).state == .confirmed)
             try await h.engine.hangup(call)
             try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
