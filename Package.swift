@@ -61,11 +61,15 @@ let package = Package(
         .target(
             name: "KitTestSupport", dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport"],
             path: "Tests/KitTestSupport"),
+        // A program written against the earlier iOS-only swift-pjsua's API, in a module of
+        // its own as an app would be; SwiftPJSUATests runs it (EarlierAPICompatTests.swift).
+        .target(
+            name: "EarlierAPICompat", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"], path: "Tests/EarlierAPICompat"),
         // The Kit's engine tests live here, in the serialized EngineTests suite: pjsua is one
         // per process and both test targets run in one process (see KitOrderingTests.swift).
         .testTarget(
             name: "SwiftPJSUATests",
-            dependencies: ["SwiftPJSUA", "PJSUATestSupport", "SwiftPJSUAKit", "KitTestSupport"]),
+            dependencies: ["SwiftPJSUA", "PJSUATestSupport", "SwiftPJSUAKit", "KitTestSupport", "EarlierAPICompat"]),
         .testTarget(
             name: "SwiftPJSUAKitTests",
             dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport", "KitTestSupport"]),

@@ -20,6 +20,17 @@ struct IVROptions {
     var transferTo: String?
     var recordDirectory = FileManager.default.temporaryDirectory.path
 
+    static let usage = """
+        usage: swiftpjsua-ivr (--prompt FILE.wav | --say TEXT) [--port N] [--bind ADDRESS]
+                              [--transfer-to SIP-URI] [--record-dir DIR]
+          --prompt       the menu prompt, a 16-bit PCM WAV file
+          --say          the menu prompt as text, spoken with espeak-ng
+          --port         UDP port to listen on (default 5080; 0 picks a free one)
+          --bind         address to bind (default 127.0.0.1)
+          --transfer-to  where digit 0 transfers the caller (REFER); 1 echoes, # hangs up
+          --record-dir   where digit 2 saves the caller's recording (default: the temp folder)
+        """
+
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
         func value(_ name: String) throws -> String {
@@ -36,7 +47,10 @@ struct IVROptions {
             case "--say": say = try value(argument)
             case "--transfer-to": transferTo = try value(argument)
             case "--record-dir": recordDirectory = try value(argument)
-            default: throw IVRError("unknown argument \(argument)")
+            case "--help", "-h", "help":
+                print(Self.usage)
+                exit(0)
+            default: throw IVRError("unknown argument \(argument)\n\(Self.usage)")
             }
         }
         guard prompt != nil || say != nil else { throw IVRError("give --prompt F.wav or --say TEXT") }
@@ -157,10 +171,14 @@ do {
     await engine.shutdown()
     exit(1)
 }
-let signals = DispatchSource.makeSignalSource(signal: SIGTERM)
-signal(SIGTERM, SIG_IGN)
-signals.setEventHandler { Task { await engine.shutdown() } }
-signals.resume()
+// SIGTERM (a service manager) and SIGINT (Ctrl-C) both end the calls with BYE and exit.
+let signals = [SIGTERM, SIGINT].map { number in
+    signal(number, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: number)
+    source.setEventHandler { Task { await engine.shutdown() } }
+    source.resume()
+    return source
+}
 await withDiscardingTaskGroup { group in
     for await event in events {
         if case .incomingCall(let incoming) = event {

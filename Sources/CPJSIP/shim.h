@@ -491,6 +491,8 @@ static inline pj_status_t cpj_status_enomem(void) { return PJ_ENOMEM; }
 static inline pj_status_t cpj_status_einvaliduri(void) { return PJSIP_EINVALIDURI; }
 static inline pj_status_t cpj_status_esessionterminated(void) { return PJSIP_ESESSIONTERMINATED; }
 static inline pj_status_t cpj_status_esessionstate(void) { return PJSIP_ESESSIONSTATE; }
+/* No default sound device (PJMEDIA_EAUD_NODEFDEV): a machine without audio hardware. */
+static inline pj_status_t cpj_status_aud_nodefdev(void) { return PJMEDIA_EAUD_NODEFDEV; }
 
 /* PJSIP_ERRNO_FROM_SIP_STATUS / PJSIP_ERRNO_TO_SIP_STATUS are function-like macros. */
 static inline pj_status_t cpj_status_from_sip(int code) { return PJSIP_ERRNO_FROM_SIP_STATUS(code); }
@@ -706,6 +708,52 @@ static inline pj_status_t cpj_register_unhandled_request_responder(void) {
     module.id = -1;
     module.priority = PJSIP_MOD_PRIORITY_APPLICATION + 99;
     module.on_rx_request = &cpj_unhandled_on_rx_request;
+    return pjsip_endpt_register_module(endpt, &module);
+}
+
+/* ---- An INVITE with Replaces (RFC 3891) for a call the app has hung up: pjsua reports the
+ * call DISCONNECTED at once but keeps its dialog (still CONFIRMED) until the BYE is
+ * answered, and pjsip only refuses a Replaces for a DISCONNECTED session. In that window
+ * pjsua skips its replace callbacks (the call is hanging up), answers the new call 200 on
+ * its own and gives it the old call's user data: a call with audio the app never hears of.
+ * The dialog has terminated for the app, so this module, just ahead of pjsua's, declines
+ * such an INVITE with 603 (RFC 3891 §3). Anything else passes on to pjsua. ---- */
+
+static inline pj_bool_t cpj_replaces_on_rx_request(pjsip_rx_data *rdata) {
+    const pj_str_t name = { (char *)"Replaces", 8 };
+    pjsip_msg *msg = rdata->msg_info.msg;
+    const pjsip_replaces_hdr *replaces;
+    pjsip_dialog *dlg;
+    pj_bool_t hanging_up = PJ_FALSE;
+    if (msg->line.req.method.id != PJSIP_INVITE_METHOD) return PJ_FALSE;
+    if (pjsip_rdata_get_dlg(rdata) || pjsip_rdata_get_tsx(rdata)) return PJ_FALSE;
+    /* pjsua_init registers pjsip's Replaces parser, so the header is the parsed type. */
+    replaces = (const pjsip_replaces_hdr *)pjsip_msg_find_hdr_by_name(msg, &name, NULL);
+    if (!replaces) return PJ_FALSE;
+    dlg = pjsip_ua_find_dialog(&replaces->call_id, &replaces->to_tag, &replaces->from_tag, PJ_TRUE);
+    if (!dlg) return PJ_FALSE;
+    {
+        const pjsua_call *call = (const pjsua_call *)dlg->mod_data[pjsua_get_var()->mod.id];
+        hanging_up = call && call->hanging_up ? PJ_TRUE : PJ_FALSE;
+    }
+    pjsip_dlg_dec_lock(dlg);
+    if (!hanging_up) return PJ_FALSE;
+    pjsip_endpt_respond(pjsua_get_pjsip_endpt(), NULL, rdata, PJSIP_SC_DECLINE, NULL, NULL, NULL, NULL);
+    return PJ_TRUE;
+}
+
+/* Registers the module above (once per pjsua_init, like the unhandled-request responder),
+ * one priority step ahead of pjsua's own module. */
+static inline pj_status_t cpj_register_replaces_check(void) {
+    static pjsip_module module;
+    pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
+    pj_str_t name = pj_str((char *)"mod-swiftpjsua-replaces");
+    if (!endpt) return PJ_EINVALIDOP;
+    pj_bzero(&module, sizeof(module));
+    module.name = name;
+    module.id = -1;
+    module.priority = PJSIP_MOD_PRIORITY_APPLICATION - 1;
+    module.on_rx_request = &cpj_replaces_on_rx_request;
     return pjsip_endpt_register_module(endpt, &module);
 }
 
@@ -950,6 +998,44 @@ static inline pj_bool_t cpj_event_is_refer_notify(const pjsip_transaction *tsx, 
 static inline pj_status_t cpj_call_reinvite(pjsua_call_id call_id) {
     if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_EINVAL;
     return pjsua_call_reinvite(call_id, 0, NULL);
+}
+
+/* What an attended transfer's Refer-To names (RFC 3891, RFC 5589 §7): the far end's remote
+ * Contact URI (the device in the dialog; pjsua_call_xfer_replaces names the To URI, which a
+ * proxy may fork to another device), the Call-ID and both tags of the call's dialog, copied
+ * under the dialog lock into `buf` one after another; `lengths` gets the four lengths in
+ * that order. Falls back to the dialog's remote target, then the To URI, when the far end
+ * sent no Contact. PJ_ETOOSMALL when `buf` is too small; acquire_call's status when the
+ * call has no dialog. */
+static inline pj_status_t cpj_call_dialog_identity(pjsua_call_id call_id, char *buf, pj_size_t size, int lengths[4]) {
+    pjsua_call *call = NULL;
+    pjsip_dialog *dlg = NULL;
+    pj_status_t status;
+    const pjsip_uri *uri;
+    const pj_str_t *parts[3];
+    pj_size_t used;
+    int printed, i;
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count() || !buf || size == 0) return PJ_EINVAL;
+    status = acquire_call("cpj_call_dialog_identity()", call_id, &call, &dlg);
+    if (status != PJ_SUCCESS) return status;
+    if (dlg->remote.contact && dlg->remote.contact->uri) uri = dlg->remote.contact->uri;
+    else if (dlg->target) uri = dlg->target;
+    else uri = dlg->remote.info->uri;
+    printed = pjsip_uri_print(PJSIP_URI_IN_REQ_URI, pjsip_uri_get_uri(uri), buf, size);
+    if (printed < 0) { pjsip_dlg_dec_lock(dlg); return PJ_ETOOSMALL; }
+    lengths[0] = printed;
+    used = (pj_size_t)printed;
+    parts[0] = &dlg->call_id->id;
+    parts[1] = &dlg->local.info->tag;
+    parts[2] = &dlg->remote.info->tag;
+    for (i = 0; i < 3; ++i) {
+        if ((pj_size_t)parts[i]->slen > size - used) { pjsip_dlg_dec_lock(dlg); return PJ_ETOOSMALL; }
+        pj_memcpy(buf + used, parts[i]->ptr, parts[i]->slen);
+        lengths[i + 1] = (int)parts[i]->slen;
+        used += (pj_size_t)parts[i]->slen;
+    }
+    pjsip_dlg_dec_lock(dlg);
+    return PJ_SUCCESS;
 }
 
 /* ==== RFC checks: requests pjsip accepts or drops that RFC 3261 and RFC 4566 want
@@ -1380,5 +1466,75 @@ static inline pj_status_t cpj_register_rfc_checks(void) {
     return pjsip_tpmgr_set_drop_data_cb(pjsip_endpt_get_tpmgr(endpt), &cpj_rfc_on_rx_dropped);
 }
 /* ==== End of RFC checks. ==== */
+
+/* ==== RFC 8599 push parameters on the REGISTER Contact only. ====
+ * pjsua's own route for this, pjsua_acc_config.reg_contact_uri_params, re-parses a copy of
+ * the Contact (update_regc_contact, pjsua_acc.c) with pjsip_parse_hdr over pool memory that
+ * is not NUL-terminated: the scanner reads the byte past the end, and when leftover memory
+ * holds ';' or ',' there the parse fails and pjsua asserts (seen on 2.12.1; 2.17 has the
+ * same code). Instead the account carries the parameters in a private REGISTER header
+ * (reg_hdr_list); this module, before the transport layer prints the request, takes that
+ * header out and adds its parameters to the Contact URI, parsed by pjsip from a
+ * NUL-terminated copy. The header never reaches the wire. Digest retries are made from the
+ * already rewritten request, so they carry the parameters too. */
+
+#define CPJ_PUSH_PARAMS_HEADER "X-SwiftPJSUA-Contact-URI-Params"
+
+static inline pj_status_t cpj_push_on_tx_request(pjsip_tx_data *tdata) {
+    pj_str_t name = pj_str((char *)CPJ_PUSH_PARAMS_HEADER);
+    pjsip_generic_string_hdr *marker;
+    pjsip_contact_hdr *contact;
+    pjsip_sip_uri *target;
+    pjsip_sip_uri *carrier;
+    pjsip_param *param;
+    char *text;
+    const char *prefix = "sip:x@x";
+    pj_size_t prefix_len = 7;
+    if (tdata->msg->type != PJSIP_REQUEST_MSG || tdata->msg->line.req.method.id != PJSIP_REGISTER_METHOD) return PJ_SUCCESS;
+    marker = (pjsip_generic_string_hdr *)pjsip_msg_find_hdr_by_name(tdata->msg, &name, NULL);
+    if (!marker) return PJ_SUCCESS;
+    pj_list_erase(marker);
+    pjsip_tx_data_invalidate_msg(tdata);
+    contact = (pjsip_contact_hdr *)pjsip_msg_find_hdr(tdata->msg, PJSIP_H_CONTACT, NULL);
+    if (!contact || contact->star || !contact->uri) return PJ_SUCCESS;
+    if (!PJSIP_URI_SCHEME_IS_SIP(contact->uri) && !PJSIP_URI_SCHEME_IS_SIPS(contact->uri)) return PJ_SUCCESS;
+    target = (pjsip_sip_uri *)pjsip_uri_get_uri(contact->uri);
+    /* "sip:x@x;pn-provider=…;…", NUL-terminated, parsed by pjsip into its parameter list. */
+    text = (char *)pj_pool_alloc(tdata->pool, prefix_len + marker->hvalue.slen + 1);
+    pj_memcpy(text, prefix, prefix_len);
+    pj_memcpy(text + prefix_len, marker->hvalue.ptr, marker->hvalue.slen);
+    text[prefix_len + marker->hvalue.slen] = '\0';
+    carrier = (pjsip_sip_uri *)pjsip_parse_uri(tdata->pool, text, prefix_len + marker->hvalue.slen, 0);
+    if (!carrier || !PJSIP_URI_SCHEME_IS_SIP(carrier)) return PJ_SUCCESS;
+    carrier = (pjsip_sip_uri *)pjsip_uri_get_uri(carrier);
+    /* A refresh reuses pjsua's Contact, which does not have them yet; never add twice. */
+    param = carrier->other_param.next;
+    while (param != &carrier->other_param) {
+        pjsip_param *next = param->next;
+        pj_list_erase(param);
+        if (!pjsip_param_find(&target->other_param, &param->name)) pj_list_push_back(&target->other_param, param);
+        param = next;
+    }
+    return PJ_SUCCESS;
+}
+
+/* Registers the module with the endpoint pjsua_init just created; call once per pjsua_init. */
+static inline pj_status_t cpj_register_push_contact_module(void) {
+    static pjsip_module module;
+    pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
+    pj_str_t name = pj_str((char *)"mod-swiftpjsua-push-contact");
+    if (!endpt) return PJ_EINVALIDOP;
+    pj_bzero(&module, sizeof(module));
+    module.name = name;
+    module.id = -1;
+    /* Requests pass modules from the highest priority number down: this one runs before
+     * the transaction layer sends (and the transport layer prints) the REGISTER. */
+    module.priority = PJSIP_MOD_PRIORITY_APPLICATION;
+    module.on_tx_request = &cpj_push_on_tx_request;
+    return pjsip_endpt_register_module(endpt, &module);
+}
+
+static inline pj_str_t cpj_push_params_header_name(void) { return pj_str((char *)CPJ_PUSH_PARAMS_HEADER); }
+/* ==== End of push parameters. ==== */
 
 #endif

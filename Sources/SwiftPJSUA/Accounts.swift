@@ -98,16 +98,22 @@ public struct PushConfiguration: Sendable, Hashable {
         self.scope = scope
     }
 
-    /// Apple Push Notification service parameters for VoIP pushes (RFC 8599 §9):
-    /// `pn-provider=apns`, `pn-param=<teamID>.<bundleID>.voip`, `pn-prid=<token>`.
+    /// Apple Push Notification service parameters (RFC 8599 §9): `pn-provider=apns`,
+    /// `pn-param=<teamID>.<bundleID>.<pushType>` (the APNs topic, prefixed with the team ID),
+    /// `pn-prid=<token>`.
     /// - Parameters:
     ///   - teamID: the developer team ID, for example `ABCDE12345`.
-    ///   - bundleID: the app's bundle ID; `.voip` is appended for the VoIP push topic.
-    ///   - token: the PushKit device token as hexadecimal text.
+    ///   - bundleID: the app's bundle ID, for example `com.example.phone`.
+    ///   - token: the device token as hexadecimal text (PushKit's for VoIP pushes).
+    ///   - pushType: the suffix of the APNs topic: `voip` (the default) for PushKit VoIP
+    ///     pushes; empty for a topic that is the bundle ID alone, with no suffix.
     ///   - scope: which Contacts carry the parameters: REGISTER's alone
     ///     (``Scope/registerOnly``, the default) or every request's.
-    public static func apns(teamID: String, bundleID: String, token: String, scope: Scope = .registerOnly) -> PushConfiguration {
-        PushConfiguration(provider: "apns", parameter: "\(teamID).\(bundleID).voip", resourceID: token, scope: scope)
+    public static func apns(
+        teamID: String, bundleID: String, token: String, pushType: String = "voip", scope: Scope = .registerOnly
+    ) -> PushConfiguration {
+        let topic = pushType.isEmpty ? bundleID : "\(bundleID).\(pushType)"
+        return PushConfiguration(provider: "apns", parameter: "\(teamID).\(topic)", resourceID: token, scope: scope)
     }
 
     /// The URI parameters, each percent-encoded where RFC 3261's `paramchar` requires it,
@@ -196,6 +202,13 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// fails: re-INVITE over a new connection and end the call only when that fails (the
     /// default), or end it at once. Has no effect on calls over UDP.
     public var transportLossPolicy: TransportLossPolicy
+    /// An edit of the account's `pjsua_acc_config`, run on the engine thread after the
+    /// engine filled it from these properties and just before `pjsua_acc_add` (or
+    /// `pjsua_acc_modify`); `nil` (the default) for none. Afterwards the engine puts back
+    /// `user_data` (the handle's identity) and `register_on_acc_add` (the engine sends the
+    /// first REGISTER itself). Compares by identity (see ``NativeAdjustment``). See
+    /// <doc:EscapeHatch> for what it voids.
+    public var nativeAdjustment: NativeAccountAdjustment?
 
     /// Creates an account configuration; only the identity is required.
     public init(

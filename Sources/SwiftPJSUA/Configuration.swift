@@ -17,11 +17,23 @@ public struct Configuration: Sendable {
     /// SIP transaction timers (RFC 3261 §17). They apply to the whole process while the
     /// engine runs.
     public var timers: SIPTimers
+    /// Edits of the pjsua structs the engine builds, for pjsua settings it does not model;
+    /// none by default. See <doc:EscapeHatch> for what they void.
+    public var nativeAdjustments: NativeAdjustments = NativeAdjustments()
 
-    /// Creates a configuration; every parameter has a working default (one UDP transport
-    /// on port 5060, 32 calls, logging off, the null sound device).
+    /// The transports of ``init(transports:userAgent:logLevel:logHandler:maxCalls:media:timers:)``'s
+    /// default: UDP and TCP on every interface, both on port 5060. With a TCP transport next
+    /// to the UDP one, pjsip sends a request of 1300 bytes or more (`PJSIP_UDP_SIZE_THRESHOLD`)
+    /// over TCP instead of as a fragmented UDP datagram, as RFC 3261 §18.1.1 asks, unless the
+    /// account is bound to the UDP transport (``AccountConfiguration/transport``).
+    public static var defaultTransports: [TransportConfiguration] {
+        [TransportConfiguration(type: .udp), TransportConfiguration(type: .tcp)]
+    }
+
+    /// Creates a configuration; every parameter has a working default (UDP and TCP on port
+    /// 5060, 32 calls, logging off, the system's default sound device).
     public init(
-        transports: [TransportConfiguration] = [TransportConfiguration()],
+        transports: [TransportConfiguration] = Configuration.defaultTransports,
         userAgent: String = "swift-pjsua",
         logLevel: Int = 0,
         logHandler: (any PJSUALogHandler)? = nil,
@@ -138,6 +150,10 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var port: UInt16
     /// TLS settings; used by ``TransportType/tls`` and ``TransportType/tls6`` only.
     public var tls: TLSConfiguration
+    /// An edit of this transport's `pjsua_transport_config`, run on the engine thread just
+    /// before `pjsua_transport_create`; `nil` (the default) for none. The engine puts nothing
+    /// back, but reads ``bindAddress`` (not the struct) for RTP. See <doc:EscapeHatch>.
+    public var nativeAdjustment: NativeTransportAdjustment?
 
     /// Creates a transport configuration (UDP on every interface, port 5060 by default).
     public init(
@@ -156,7 +172,11 @@ public enum SoundDevice: Sendable, Hashable {
     /// No hardware: a null device clocks the bridge (`pjsua_set_null_snd_dev`). For servers,
     /// tests and machines without audio hardware.
     case null
-    /// The system's default capture and playback devices (`pjsua_set_snd_dev`).
+    /// The system's default capture and playback devices (`pjsua_set_snd_dev`), the
+    /// default. On a machine with no default device, attaching it (at ``PJSUA/start(_:)``,
+    /// or at ``PJSUA/activateAudioDevice()`` with ``SoundDeviceActivation/byApp``) throws
+    /// ``PJSUAError`` with code ``PJSUAError/Code/noDefaultSoundDevice`` and a message that
+    /// names ``null``, rather than running calls with no audio.
     case systemDefault
 }
 
@@ -187,9 +207,11 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// of the account's SIP transport, or every interface when that has none.
     public var rtpAddress: String?
 
-    /// Creates media settings (null device, 16 kHz, no VAD, RTP ports 4000–9999 by default).
+    /// Creates media settings (the system's default sound device, 16 kHz, no VAD, RTP ports
+    /// 4000–9999 by default). Servers, tests and machines without audio hardware pass
+    /// `soundDevice: .null`.
     public init(
-        soundDevice: SoundDevice = .null,
+        soundDevice: SoundDevice = .systemDefault,
         soundDeviceActivation: SoundDeviceActivation = .automatic,
         clockRate: Int = 16000,
         voiceActivityDetection: Bool = false,

@@ -9,6 +9,11 @@ public enum PJSUAEvent: Sendable, Hashable {
 
     /// A new INVITE arrived and created a call (`on_incoming_call`). The call's
     /// ``CallState/incoming`` state event follows right after.
+    ///
+    /// An INVITE with a `Replaces` header (RFC 3891) for one of our calls is reported here
+    /// too (`on_call_replaced`), with ``IncomingCall/replaces`` naming that call; the engine
+    /// answers it itself (see ``PJSUA/setReplaceRequestHandler(_:)``), and
+    /// ``callReplaced(_:)`` follows.
     case incomingCall(IncomingCall)
 
     /// The call's INVITE session changed state (`on_call_state`). A call reports
@@ -51,6 +56,13 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// follows right after; with ``TransportLossPolicy/reinvite`` a re-INVITE goes out.
     case transportLoss(TransportLoss)
 
+    /// A call is being replaced by a new call from an INVITE with `Replaces` (RFC 3891,
+    /// `on_call_replaced`). Comes after the new call's ``incomingCall(_:)`` and
+    /// ``CallState/incoming`` events and before the replaced call's
+    /// ``CallState/disconnected`` event (the engine ends it with BYE, or CANCEL for a call
+    /// we placed that was still ringing). ``call`` is the replaced call.
+    case callReplaced(CallReplacement)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
@@ -64,6 +76,7 @@ public enum PJSUAEvent: Sendable, Hashable {
         case .playbackFinished(let finished): finished.call
         case .mediaInactivity(let payload): payload.call
         case .transportLoss(let payload): payload.call
+        case .callReplaced(let replacement): replacement.call
         }
     }
 }
@@ -133,10 +146,20 @@ public struct IncomingCall: Sendable, Hashable {
     /// Every header of the INVITE in order, as name/value pairs (X- headers,
     /// P-Asserted-Identity…); look one up with `headers.value(of:)`.
     public var headers: [SIPHeader]
+    /// The call this one replaces, when the INVITE carried a `Replaces` header for it (RFC
+    /// 3891); `nil` for an ordinary INVITE. The engine answers a replacement itself with
+    /// 200 (the replaced call is confirmed, or one we placed that is still ringing), so
+    /// CONNECTING and CONFIRMED follow without ``PJSUA/answer(_:statusCode:headers:)`` (which
+    /// throws ``PJSUAUsageError/invalidCallState(_:_:)`` for it); the app can still end it
+    /// with ``PJSUA/hangup(_:statusCode:headers:)``, or refuse it beforehand with
+    /// ``PJSUA/setReplaceRequestHandler(_:)``. Its ``account`` is the replaced call's.
+    public var replaces: Call?
 
-    /// Creates the payload; the engine fills it from `on_incoming_call`.
+    /// Creates the payload; the engine fills it from `on_incoming_call` (or
+    /// `on_call_replaced`, with `replaces`).
     public init(
-        account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool, headers: [SIPHeader] = []
+        account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool, headers: [SIPHeader] = [],
+        replaces: Call? = nil
     ) {
         self.account = account
         self.call = call
@@ -144,6 +167,7 @@ public struct IncomingCall: Sendable, Hashable {
         self.from = from
         self.offeredVideo = offeredVideo
         self.headers = headers
+        self.replaces = replaces
     }
 }
 
@@ -254,5 +278,20 @@ public struct TransferRequestAnswer: Sendable, Hashable {
         self.call = call
         self.target = target
         self.statusCode = statusCode
+    }
+}
+
+/// The payload of ``PJSUAEvent/callReplaced(_:)``: a call replaced by another (RFC 3891).
+public struct CallReplacement: Sendable, Hashable {
+    /// The replaced call; it ends next.
+    public var call: Call
+    /// The new call that takes its place (reported by ``PJSUAEvent/incomingCall(_:)`` with
+    /// ``IncomingCall/replaces`` set to ``call``).
+    public var replacement: Call
+
+    /// Creates the payload; the engine fills it from `on_call_replaced`.
+    public init(call: Call, replacement: Call) {
+        self.call = call
+        self.replacement = replacement
     }
 }

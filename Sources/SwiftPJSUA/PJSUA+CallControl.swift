@@ -180,7 +180,15 @@ extension PJSUA {
     /// Attended transfer: sends REFER on `call` whose Refer-To names the far end of `other`
     /// with a `Replaces` parameter (RFC 3891) for `other`'s dialog, so the far end of `call`
     /// replaces our call with `other`'s far end. Progress and its one final event as for
-    /// ``transfer(_:to:headers:)``. Wraps `pjsua_call_xfer_replaces`.
+    /// ``transfer(_:to:headers:)``.
+    ///
+    /// The Refer-To is `other`'s remote Contact URI (the device that answered, RFC 5589 §7),
+    /// not its To URI as `pjsua_call_xfer_replaces` builds it: through a proxy, or with an
+    /// address-of-record several devices registered, the To URI can reach another device,
+    /// which answers 481. It carries `Require=replaces` and `Replaces=` with the Call-ID,
+    /// `to-tag` (the far end's tag) and `from-tag` (ours) of `other`'s dialog, escaped as a
+    /// URI header value (RFC 3261 §25.1): `<sip:bob@192.0.2.4:5060?Require=replaces&Replaces=
+    /// 1234%40host%3Bto-tag%3Db7%3Bfrom-tag%3Da1>`. Wraps `pjsua_call_xfer`.
     /// - Throws: ``PJSUAUsageError/invalidArgument(_:)`` when `call` and `other` are the
     ///   same call; ``PJSUAUsageError/unknownCall(_:)`` for either call;
     ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when either is not confirmed;
@@ -226,6 +234,30 @@ extension PJSUA {
     public func setTransferRequestHandler(_ handler: (@Sendable (TransferRequest) -> TransferDecision)?) throws {
         let runtime = try runtime()
         runtime.bridge.transferHandler.withLock { $0 = handler }
+    }
+
+    /// Decides how INVITEs with `Replaces` (RFC 3891) for our calls are answered. Without a
+    /// handler (the default) every one is accepted: the engine answers the new call as the
+    /// replaced call was answered (200 for a confirmed call) and ends the replaced call.
+    /// pjsip itself answers a `Replaces` that matches no call 481, and one for a call
+    /// already ended 603, without asking; so does the engine for a call the app has hung up
+    /// whose BYE is still unanswered (RFC 3891 §3: that dialog has terminated).
+    ///
+    /// An accepted replacement is reported as ``PJSUAEvent/incomingCall(_:)`` with
+    /// ``IncomingCall/replaces`` naming the replaced call, its ``CallState/incoming`` event,
+    /// then ``PJSUAEvent/callReplaced(_:)``, before the replaced call's
+    /// ``CallState/disconnected``. A refused one gets the handler's status code, and no
+    /// event: the replaced call stays as it was.
+    ///
+    /// The handler runs on a pjsua thread while pjsua waits for the answer: it must return
+    /// quickly and must not call into the engine. Wraps `on_call_replace_request2`.
+    /// - Parameter handler: returns ``ReplaceDecision/accept`` or
+    ///   ``ReplaceDecision/reject(statusCode:)`` (400–699); `nil` accepts all.
+    /// - Throws: ``PJSUAUsageError`` when the engine is not running (the handler lasts until
+    ///   shutdown).
+    public func setReplaceRequestHandler(_ handler: (@Sendable (ReplaceRequest) -> ReplaceDecision)?) throws {
+        let runtime = try runtime()
+        runtime.bridge.replaceHandler.withLock { $0 = handler }
     }
 
     // MARK: Conference
@@ -319,5 +351,40 @@ extension PJSUA {
         }
         continuation.onTermination = { _ in sampler.cancel() }
         return stream
+    }
+}
+
+/// The far end of a call's dialog, as an attended transfer's Refer-To names it.
+struct ReplacesTarget: Sendable, Hashable {
+    /// The remote Contact URI, as pjsip prints a Request-URI.
+    var contact: String
+    var callID: String
+    /// Our tag in the dialog, and the far end's.
+    var localTag: String
+    var remoteTag: String
+
+    /// `<contact?Require=replaces&Replaces=...>`: the Replaces value `callid;to-tag=remote;
+    /// from-tag=local` from the far end's view, which is how the INVITE it receives must
+    /// name the dialog (RFC 3891 §3), with every character outside a header value's
+    /// `hnv-unreserved` and `unreserved` sets percent-escaped (RFC 3261 §25.1).
+    var referTo: String {
+        let replaces = "\(callID);to-tag=\(remoteTag);from-tag=\(localTag)"
+        let separator = contact.contains("?") ? "&" : "?"
+        return "<\(contact)\(separator)Require=replaces&Replaces=\(Self.escapedHeaderValue(replaces))>"
+    }
+
+    /// `text` with every byte outside `hnv-unreserved` / `unreserved` as `%XX`.
+    static func escapedHeaderValue(_ text: String) -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()[]/?:+$".utf8)
+        var result = ""
+        for byte in text.utf8 {
+            if allowed.contains(byte) {
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                result += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return result
     }
 }

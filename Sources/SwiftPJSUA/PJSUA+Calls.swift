@@ -40,6 +40,8 @@ extension PJSUA {
     static let managedHeaderNames: Set<String> = [
         "via", "v", "from", "f", "to", "t", "call-id", "i", "cseq", "max-forwards", "content-length", "l",
         "content-type", "c", "contact", "m", "route", "record-route",
+        // The engine's own carrier of REGISTER push parameters (cpj_register_push_contact_module).
+        "x-swiftpjsua-contact-uri-params",
     ]
 
     /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.
@@ -83,10 +85,10 @@ extension PJSUA {
         try Native.hangup(slot, statusCode: statusCode ?? 0, headers: headers)
     }
 
-    /// Ends every call. Wraps `pjsua_call_hangup_all`.
-    /// - Throws: ``PJSUAUsageError`` when not running.
-    public func hangupAll() throws {
-        _ = try runtime()
+    /// Ends every call. Does nothing when the engine is not running: it then has no calls.
+    /// Wraps `pjsua_call_hangup_all`.
+    public func hangupAll() {
+        guard isRunning else { return }
         Native.hangupAll()
     }
 

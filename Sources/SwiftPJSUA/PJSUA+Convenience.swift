@@ -35,7 +35,7 @@ public struct CallFailedError: LocalizedError, Sendable, Hashable, CustomStringC
         self.reason = reason
     }
 
-    /// `<call> failed: <statusCode> <reason>`, for example `call 0.3 failed: 486 Busy Here`.
+    /// `<call> failed: <statusCode> <reason>`, for example `call 0#6 failed: 486 Busy Here`.
     public var description: String { "\(call) failed: \(statusCode) \(reason)" }
 
     /// The same text as ``description``, for `localizedDescription`.

@@ -90,10 +90,10 @@ extension PJSUA {
     }
 
     /// Detaches the sound device; no audio flows through the bridge until it is activated
-    /// again. Wraps `pjsua_set_no_snd_dev`.
-    /// - Throws: ``PJSUAUsageError`` when not running.
-    public func deactivateAudioDevice() throws {
-        _ = try runtime()
+    /// again. Does nothing when the engine is not running: no device is attached then.
+    /// Wraps `pjsua_set_no_snd_dev`.
+    public func deactivateAudioDevice() {
+        guard isRunning else { return }
         Native.detachSoundDevice()
     }
 }

@@ -63,7 +63,7 @@ public struct PJSUAEngine: CallEngine {
 
     /// Calls `PJSUA.deactivateAudioDevice()`.
     public func deactivateAudioDevice() async throws {
-        try await engine.deactivateAudioDevice()
+        await engine.deactivateAudioDevice()
     }
 
     /// Calls `PJSUA.reRegister(_:updatingPush:)`: a fresh REGISTER with the account's current

@@ -13,12 +13,12 @@ import Foundation
 /// and the INVITE of one call map to the same UUID without talking to each other; else a
 /// random UUID.
 public enum CallIdentity {
-    /// The namespace for Call-ID-derived UUIDs. Fixed forever: changing it would give the
-    /// same call different UUIDs in different app versions.
-    /// `3C1F9A62-5A7E-4D0B-9F43-7E2C6B8D1A95`.
+    /// The namespace for Call-ID-derived UUIDs: `B2D6F0E2-9B9A-5E7C-8F1A-9C2D3E4F5A6B`, the
+    /// one the earlier iOS-only swift-pjsua used. Fixed forever: a server that derives the
+    /// UUID of a call from its Call-ID, and every version of an app, must agree on it.
     public static let namespace = UUID(
         uuid: (
-            0x3C, 0x1F, 0x9A, 0x62, 0x5A, 0x7E, 0x4D, 0x0B, 0x9F, 0x43, 0x7E, 0x2C, 0x6B, 0x8D, 0x1A, 0x95
+            0xB2, 0xD6, 0xF0, 0xE2, 0x9B, 0x9A, 0x5E, 0x7C, 0x8F, 0x1A, 0x9C, 0x2D, 0x3E, 0x4F, 0x5A, 0x6B
         ))
 
     /// The call's UUID.

@@ -146,6 +146,29 @@ public struct CallRegistry: Sendable {
         return Arrival(entry: created, isNew: true, updateChanged: false)
     }
 
+    /// Records a call that replaces another (an INVITE with `Replaces`, RFC 3891): the
+    /// replaced call's entry carries on with the new call, keeping its UUID, so the call UI
+    /// shows one call continuing (with the far end the new INVITE names).
+    /// - Parameters:
+    ///   - old: the replaced call.
+    ///   - new: the call that takes its place.
+    ///   - sipCallID: the new call's Call-ID.
+    ///   - from: the new INVITE's From header: the far end from now on.
+    ///   - hasVideo: whether the new offer has video.
+    /// - Returns: the arrival (never new), or `nil` when no entry holds `old`.
+    public mutating func recordReplacement(
+        of old: Call, by new: Call, sipCallID: String, from: SIPAddress, hasVideo: Bool
+    ) -> Arrival? {
+        guard var existing = entry(for: old) else { return nil }
+        let before = existing.update
+        existing.call = new
+        existing.sipCallID = sipCallID
+        existing.remote = from
+        existing.hasVideo = hasVideo
+        entries[existing.id] = existing
+        return Arrival(entry: existing, isNew: false, updateChanged: existing.update != before)
+    }
+
     /// Records a call we placed.
     /// - Parameters:
     ///   - id: the UUID the call UI gave it.

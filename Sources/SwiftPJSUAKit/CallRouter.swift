@@ -19,6 +19,10 @@ import SwiftPJSUA
 ///   are fulfilled when the call is CONFIRMED; hold when the media state shows it.
 /// - A push whose INVITE does not come within ``pushTimeToLive`` (on the injected clock) is
 ///   reported ended as ``CallEndReason/unanswered``.
+/// - A call replaced by an INVITE with `Replaces` (RFC 3891; `IncomingCall.replaces`)
+///   keeps its UUID: the new call carries on as the same logical call, the provider gets a
+///   ``CallProvider/reportCallUpdated(_:update:)`` with the new far end, and neither a new
+///   incoming call nor the replaced call's end is reported.
 /// - The sound device is attached by ``audioSessionDidActivate()`` and detached by
 ///   ``audioSessionDidDeactivate()`` and by nothing else: answering or dialling never opens
 ///   the microphone. Start the engine with `soundDeviceActivation: .byApp`.
@@ -198,6 +202,7 @@ public actor CallRouter {
     public func handle(_ event: PJSUAEvent) async {
         switch event {
         case .incomingCall(let incoming):
+            if let replaced = incoming.replaces, handleReplacement(incoming, replacing: replaced) { return }
             let serverUUID = callUUIDHeader.flatMap { incoming.headers.value(of: $0) }.flatMap {
                 UUID(uuidString: $0.trimmingCharacters(in: .whitespaces))
             }
@@ -245,6 +250,26 @@ public actor CallRouter {
         } else {
             try? await engine.answer(call, statusCode: 180)
         }
+    }
+
+    /// A call replacing one the router knows (RFC 3891): the engine has already answered it
+    /// as the old call was answered, and ends the old call. The old call's UUID carries on
+    /// with the new call, the provider hears only of the new far end (an update, not a new
+    /// ringing call), and the old call's end is not reported. `false` when the replaced call
+    /// is unknown: then it is a new call like any other.
+    private func handleReplacement(_ incoming: IncomingCall, replacing old: Call) -> Bool {
+        guard let before = registry.entry(for: old),
+              let arrival = registry.recordReplacement(
+                  of: old, by: incoming.call, sipCallID: incoming.sipCallID, from: incoming.from,
+                  hasVideo: incoming.offeredVideo)
+        else { return false }
+        // The old Call-ID ends (a late push for it is no new call); the new one is live.
+        noteEnded(before)
+        noteLive(arrival.entry)
+        if arrival.updateChanged, tracks[arrival.entry.id]?.report == .reported {
+            provider.reportCallUpdated(arrival.entry.id, update: arrival.entry.update)
+        }
+        return true
     }
 
     /// Tells the provider of a new call and settles what happened meanwhile.

@@ -37,13 +37,18 @@ final class EventPrinter: Sendable {
             let outcome = registration.outcome
             let code = registration.statusCode
             let reason = registration.reason
-            line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
+            if case .failed = outcome {
+                line("registration \(account) \(describe(outcome))")
+            } else {
+                line("registration \(account) \(describe(outcome)) (\(code) \(reason))")
+            }
         case .incomingCall(let incoming):
             let call = incoming.call
             let sipCallID = incoming.sipCallID
             let from = incoming.from
             let video = incoming.offeredVideo
-            line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")")
+            let replaces = incoming.replaces.map { " replaces \(name($0))" } ?? ""
+            line("incoming \(name(call)) from \(from) call-id=\(sipCallID)\(video ? " video" : "")\(replaces)")
         case .callState(let change):
             let call = change.call
             let state = change.state
@@ -78,6 +83,8 @@ final class EventPrinter: Sendable {
         case .mediaInactivity(let inactivity):
             let call = name(inactivity.call)
             line("media-timeout \(call) no RTP for \(inactivity.silence) (timeout \(inactivity.timeout))")
+        case .callReplaced(let replacement):
+            line("replaced \(name(replacement.call)) by \(name(replacement.replacement))")
         case .transportLoss(let loss):
             line("transport-lost \(name(loss.call)) \(loss.connection) \(loss.reason): \(loss.action.rawValue)")
         }
@@ -149,7 +156,9 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
     let account = try AccountOptions(options)
     var config = Configuration(
         transports: [account.transportConfiguration(bind: options.string("bind") ?? "127.0.0.1", port: port)],
-        userAgent: "swiftpjsua")
+        userAgent: "swiftpjsua",
+        // The tool plays and records files and runs on servers: no sound hardware.
+        media: MediaConfiguration(soundDevice: .null))
     if let level = try options.int("log-level", in: 0...6) {
         config.logLevel = level
         config.logHandler = level > 0 ? StandardErrorLog() : nil

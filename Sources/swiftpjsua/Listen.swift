@@ -45,11 +45,14 @@ enum Listen {
             case .incomingCall(let incoming):
                 let call = incoming.call
                 callCount += 1
-                do {
-                    try await engine.answer(call, statusCode: answerCode, headers: features.headers)
-                    printer.detail("answered \(call) with \(answerCode)")
-                } catch {
-                    printer.line("answer \(call) failed: \(error)")
+                // A replacement (INVITE with Replaces) is answered by the engine already.
+                if incoming.replaces == nil {
+                    do {
+                        try await engine.answer(call, statusCode: answerCode, headers: features.headers)
+                        printer.detail("answered \(call) with \(answerCode)")
+                    } catch {
+                        printer.line("answer \(call) failed: \(error)")
+                    }
                 }
                 if let hangupAfter, answerCode < 300 {
                     Task {

@@ -11,21 +11,26 @@ public struct EngineHarness: Sendable {
     /// `sip:user@127.0.0.1:port` of this engine's transport.
     public func uri(_ user: String = "engine") -> String { "sip:\(user)@\(transport.host):\(transport.port)" }
 
-    /// Starts an engine on a free UDP port of 127.0.0.1 with the null sound device (or the
-    /// given media settings; RTP ports are always a random window), runs `body`, and shuts
-    /// the engine down whatever happens.
+    /// Starts an engine on a free UDP port of 127.0.0.1 (or the given transports; the local
+    /// account is on the first) with the null sound device (or the given media settings; RTP
+    /// ports are always a random window), runs `body`, and shuts the engine down whatever
+    /// happens.
     public static func run<R: Sendable>(
         maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
-        media: MediaConfiguration = MediaConfiguration(soundDevice: .null), timers: SIPTimers = SIPTimers(),
+        transports: [TransportConfiguration] = [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
+        media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
+        nativeAdjustments: NativeAdjustments = NativeAdjustments(), timers: SIPTimers = SIPTimers(),
         _ body: (EngineHarness) async throws -> R
     ) async throws -> R {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         var media = media
         media.rtpPorts = randomRTPPorts()
-        try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
-            logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media, timers: timers))
+        var configuration = Configuration(
+            transports: transports, logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media,
+            timers: timers)
+        configuration.nativeAdjustments = nativeAdjustments
+        try await engine.start(configuration)
         do {
             let account = try await engine.addLocalAccount()
             guard let transport = try await engine.transports().first else {

@@ -120,6 +120,9 @@ public final class Kamailio: Sendable {
         public var source: String
         /// The Expires header's value (`<null>` when there is none).
         public var expires: String
+        /// How many `X-SwiftPJSUA-Contact-URI-Params` headers (the engine's private carrier of
+        /// push parameters, which must never reach the wire) the request had.
+        public var privateHeaders: Int
         /// The Contact header's value (`<null>` when there is none).
         public var contact: String
     }
@@ -136,7 +139,7 @@ public final class Kamailio: Sendable {
             let contact = line.range(of: " contact=").map { String(line[$0.upperBound...]) } ?? ""
             return Request(
                 method: String(fields[0]), user: value("user"), transport: value("proto"), source: value("src"),
-                expires: value("expires"), contact: contact)
+                expires: value("expires"), privateHeaders: Int(value("private")) ?? -1, contact: contact)
         }
     }
 

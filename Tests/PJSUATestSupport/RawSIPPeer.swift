@@ -9,6 +9,8 @@ public final class RawSIPPeer: @unchecked Sendable {
     public let port: UInt16
     /// Responses read while waiting for another Call-ID or status.
     private var pending: [RawSIPResponse] = []
+    /// Requests read while waiting for something else.
+    private var pendingRequests: [RawSIPReceivedRequest] = []
 
     /// Opens and binds the socket.
     public init() throws {
@@ -103,19 +105,59 @@ public final class RawSIPPeer: @unchecked Sendable {
             if let index = pending.firstIndex(where: { $0.callID == callID && matching($0) }) {
                 return pending.remove(at: index)
             }
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return nil }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(left, .milliseconds(50)).components.attoseconds / 1_000_000_000_000_000 + 1))
-            if ready <= 0 {
-                await Task.yield()
-                continue
-            }
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            let count = recv(fd, &buffer, buffer.count, 0)
-            guard count > 0, let response = RawSIPResponse(Array(buffer.prefix(count))) else { continue }
-            pending.append(response)
+            guard await readMessage(until: deadline) else { return nil }
         }
+    }
+
+    /// The first request with `method` and `callID` that arrived (or arrives within
+    /// `timeout`), or nil. Responses read meanwhile are kept.
+    public func receivedRequest(
+        _ method: String, callID: String, timeout: Duration
+    ) async -> RawSIPReceivedRequest? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let index = pendingRequests.firstIndex(where: { $0.method == method && $0.callID == callID }) {
+                return pendingRequests.remove(at: index)
+            }
+            guard await readMessage(until: deadline) else { return nil }
+        }
+    }
+
+    /// Reads one datagram (waiting at most 50 ms) into `pending` or `pendingRequests`;
+    /// false once `deadline` has passed.
+    private func readMessage(until deadline: ContinuousClock.Instant) async -> Bool {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else { return false }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, Int32(min(left, .milliseconds(50)).components.attoseconds / 1_000_000_000_000_000 + 1))
+        if ready <= 0 {
+            await Task.yield()
+            return true
+        }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        guard count > 0 else { return true }
+        let bytes = Array(buffer.prefix(count))
+        if let response = RawSIPResponse(bytes) {
+            pending.append(response)
+        } else if let request = RawSIPReceivedRequest(bytes) {
+            pendingRequests.append(request)
+        }
+        return true
+    }
+
+    /// A response from this peer to `request`: its Via, From, To (with `toTag` added when it
+    /// has none), Call-ID and CSeq, no body.
+    public func respond(_ statusCode: Int, _ reason: String, to request: RawSIPReceivedRequest, toTag: String? = nil) throws {
+        var lines = ["SIP/2.0 \(statusCode) \(reason)"]
+        for name in ["Via", "From", "To", "Call-ID", "CSeq"] {
+            for value in request.values(name) {
+                let tagged = name == "To" && !value.contains(";tag=") ? value + (toTag.map { ";tag=\($0)" } ?? "") : value
+                lines.append("\(name): \(tagged)")
+            }
+        }
+        lines += ["Content-Length: 0", "", ""]
+        try send(lines.joined(separator: "\r\n"), to: request.sourcePort)
     }
 
     /// A request from this peer over UDP (see ``RawSIPRequest``), as bytes on the wire.
@@ -135,6 +177,8 @@ public struct RawSIPRequest: Sendable {
     /// The top Via's branch (the transaction).
     public var branch: String
     public var fromTag: String = "raw-from"
+    /// The From header's name-addr (before `;tag=`); nil is `<sip:peer@127.0.0.1:<port>>`.
+    public var fromAddress: String?
     public var toTag: String?
     /// Extra header lines, without CRLF.
     public var headers: [String] = []
@@ -155,7 +199,7 @@ public struct RawSIPRequest: Sendable {
             "\(method) \(requestURI ?? "sip:engine@127.0.0.1:\(destination)") SIP/2.0",
             "Via: SIP/2.0/\(transport) 127.0.0.1:\(port);branch=\(branch);rport",
             "Max-Forwards: 70",
-            "From: <sip:peer@127.0.0.1:\(port)>;tag=\(fromTag)",
+            "From: \(fromAddress ?? "<sip:peer@127.0.0.1:\(port)>");tag=\(fromTag)",
             "To: <sip:engine@127.0.0.1:\(destination)>" + (toTag.map { ";tag=\($0)" } ?? ""),
             "Call-ID: \(callID)",
             "CSeq: \(cseq) \(method)",
@@ -212,6 +256,52 @@ public struct RawSIPResponse: Sendable, CustomStringConvertible {
     /// The option tags of every header named `name` (Unsupported, Supported, Require).
     public func optionTags(_ name: String, compact: String? = nil) -> [String] {
         values(name, compact: compact).flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    public var description: String { text }
+}
+
+/// A request as it arrived at a ``RawSIPPeer``: method, header lines and the raw text.
+public struct RawSIPReceivedRequest: Sendable, CustomStringConvertible {
+    public let method: String
+    public let requestURI: String
+    /// The header lines as (name, value), in order; compact names expanded for Via, From,
+    /// To, Call-ID and Contact.
+    public let headers: [(name: String, value: String)]
+    public let text: String
+
+    /// Parses the request line and headers of `bytes`; nil when it is no SIP request.
+    public init?(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let head = text.components(separatedBy: "\r\n\r\n").first ?? text
+        let lines = head.components(separatedBy: "\r\n")
+        let parts = (lines.first ?? "").split(separator: " ")
+        guard parts.count == 3, parts[2] == "SIP/2.0" else { return nil }
+        method = String(parts[0])
+        requestURI = String(parts[1])
+        self.text = text
+        let compact = ["v": "Via", "f": "From", "t": "To", "i": "Call-ID", "m": "Contact"]
+        headers = lines.dropFirst().compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
+            return (compact[name.lowercased()] ?? name,
+                    String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    /// The values of every header named `name` (case-insensitive), in order.
+    public func values(_ name: String) -> [String] {
+        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
+
+    /// The Call-ID.
+    public var callID: String { values("Call-ID").first ?? "" }
+
+    /// The port of the top Via's sent-by (where a response goes, on 127.0.0.1).
+    public var sourcePort: UInt16 {
+        guard let via = values("Via").first, let sentBy = via.split(separator: " ").dropFirst().first else { return 0 }
+        let hostPort = sentBy.prefix { $0 != ";" }
+        return UInt16(hostPort.split(separator: ":").last ?? "") ?? 0
     }
 
     public var description: String { text }

@@ -32,7 +32,22 @@ struct CallIdentityTests {
     }
 }
 
-@Test("The Call-ID namespace is the documented constant")
+@Test("The Call-ID namespace is the earlier swift-pjsua's documented constant")
 func namespaceConstant() {
-    #expect(CallIdentity.namespace.uuidString == "3C1F9A62-5A7E-4D0B-9F43-7E2C6B8D1A95")
+    #expect(CallIdentity.namespace.uuidString == "B2D6F0E2-9B9A-5E7C-8F1A-9C2D3E4F5A6B")
+}
+
+/// Call-ID → UUID pairs in that namespace, computed outside this package with Python's
+/// standard library:
+/// `uuid.uuid5(uuid.UUID('B2D6F0E2-9B9A-5E7C-8F1A-9C2D3E4F5A6B'), call_id)`. A server that
+/// derives a call's UUID the same way must get the UUID the app reports to CallKit.
+@Test(
+    "A Call-ID maps to the UUID an independent UUIDv5 implementation gives in the earlier namespace",
+    arguments: [
+        // RFC 3261 §24.2's example Call-ID.
+        ("a84b4c76e66710@pc33.atlanta.com", "b8ea5344-679f-58ed-a719-403946747d80"),
+        ("c1@h", "66483538-e799-502a-b887-ec00ee50a080"),
+    ])
+func callIDKnownAnswer(callID: String, expected: String) {
+    #expect(CallIdentity.uuid(sipCallID: callID).uuidString.lowercased() == expected)
 }

@@ -255,6 +255,58 @@ struct CallRouterTests {
         #expect(!provider.records.contains { if case .ended = $0 { true } else { false } })
     }
 
+    @Test(
+        "A call replaced by an INVITE with Replaces keeps its UUID: an update with the new far end, no new call, no end report"
+    )
+    func replacedCallCarriesOn() async throws {
+        let old = Call(slot: 0, generation: 10)
+        await router.handle(invite(old, "c1@h"))
+        let id = CallIdentity.uuid(sipCallID: "c1@h")
+        let answer = CallAction(callUUID: id, kind: .answer)
+        await router.perform(answer)
+        await router.handle(state(old, .confirmed, "c1@h"))
+        #expect(provider.records.contains(.fulfilled(answer.id)))
+        let answersBefore = engine.records
+
+        // What the engine reports for a replacement it answered itself.
+        let new = Call(slot: 1, generation: 11)
+        let carol = SIPAddress(displayName: "Carol", uri: "sip:carol@example.com")
+        await router.handle(.incomingCall(IncomingCall(
+            account: account, call: new, sipCallID: "c2@h", from: carol, offeredVideo: false, replaces: old)))
+        await router.handle(state(new, .incoming, "c2@h", 0))
+        await router.handle(.callReplaced(CallReplacement(call: old, replacement: new)))
+        await router.handle(state(new, .connecting, "c2@h"))
+        await router.handle(state(old, .disconnected, "c1@h", 200))
+        await router.handle(state(new, .confirmed, "c2@h"))
+
+        #expect(provider.reportedCalls == [id])
+        #expect(provider.records.last == .updated(id, CallUpdate(remoteURI: carol.uri, displayName: "Carol")))
+        #expect(!provider.records.contains { if case .ended = $0 { true } else { false } })
+        // pjsua answered the replacement: the router neither rings nor answers it.
+        #expect(engine.records == answersBefore)
+        #expect(await router.calls.map(\.call) == [new])
+        #expect(await router.calls.first?.sipCallID == "c2@h")
+
+        // The call UI's end acts on the new call; a late push for the old Call-ID is no new call.
+        let end = CallAction(callUUID: id, kind: .end)
+        await router.perform(end)
+        #expect(engine.records.last == .hangup(new, nil))
+        await router.handle(state(new, .disconnected, "c2@h", 200))
+        #expect(provider.records.last == .fulfilled(end.id))
+        #expect(try await router.handlePush(push("c1@h")) == .alreadyEnded(id))
+        #expect(provider.reportedCalls == [id])
+    }
+
+    @Test("A replacement for a call the router does not know is reported as a new call")
+    func replacementOfUnknownCall() async throws {
+        let new = Call(slot: 1, generation: 11)
+        await router.handle(.incomingCall(IncomingCall(
+            account: account, call: new, sipCallID: "c2@h", from: alice, offeredVideo: false,
+            replaces: Call(slot: 0, generation: 3))))
+        #expect(provider.reportedCalls == [CallIdentity.uuid(sipCallID: "c2@h")])
+        #expect(await router.calls.map(\.call) == [new])
+    }
+
     @Test("Outgoing: connecting at the first provisional response, start fulfilled and connected at CONFIRMED")
     func outgoing() async throws {
         let id = UUID()

@@ -72,7 +72,7 @@ extension EngineTests {
         let engine = PJSUA()
         for timers in [SIPTimers(t1: .seconds(Int64.max)), SIPTimers(t1: .zero), SIPTimers(t2: .seconds(-1))] {
             await #expect(throws: PJSUAUsageError.self) {
-                try await engine.start(Configuration(transports: loopbackUDP, timers: timers))
+                try await engine.start(Configuration(transports: loopbackUDP, media: nullSound, timers: timers))
             }
             await engine.shutdown()
         }
@@ -215,12 +215,12 @@ extension EngineTests {
             await #expect(throws: PJSUAUsageError.self) {
                 try await engine.start(Configuration(transports: [
                     TransportConfiguration(type: .tls, bindAddress: "127.0.0.1", port: 0, tls: tls)
-                ]))
+                ], media: nullSound))
             }
             await engine.shutdown()
         }
         // Nothing was left half-started.
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         await engine.shutdown()
     }
 }
@@ -253,7 +253,7 @@ extension EngineTests {
         await #expect(throws: PJSUAUsageError.notStarted) {
             try await engine.transfer(stale, to: "sip:a@127.0.0.1:9")
         }
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         await engine.shutdown()
         await #expect(throws: PJSUAUsageError.shutDown) {
             try await engine.transfer(stale, to: "sip:a@127.0.0.1:9")

@@ -465,7 +465,7 @@ extension EngineTests {
             try await h.log.first("final transfer status") {
                 $0.transferStatus?.call == a && $0.transferStatus?.final == true
             }
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
             try await h.log.wait("both ended") { events in
                 events.contains { $0.isState(.disconnected, of: a) }
                     && events.contains { $0.isState(.disconnected, of: b) }
@@ -517,7 +517,7 @@ extension EngineTests {
             let notifies = sipp.messageBlocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("NOTIFY") }
             #expect(notifies.last?.lines.contains("SIP/2.0 200 OK") == true, "\(notifies.map(\.lines))")
             #expect(notifies.last?.header("Subscription-State")?.hasPrefix("terminated") == true)
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
 
             // With a handler that refuses, the REFER is answered 603 and nothing is called.
             try await h.engine.setTransferRequestHandler { _ in .reject(statusCode: 603) }

@@ -123,7 +123,7 @@ extension EngineTests {
                 }
             }
             answering.cancel()
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
         }
         let overlap = log.threads.intersection(drivers.all)
         #expect(!log.lines.isEmpty)
@@ -144,7 +144,7 @@ extension EngineTests {
         let engine = PJSUA()
         let everything = engine.events
         let all = Task { await collectStates(everything) }
-        try await engine.start(Configuration(transports: loopbackUDP, logLevel: 4, logHandler: log))
+        try await engine.start(Configuration(transports: loopbackUDP, logLevel: 4, logHandler: log, media: nullSound))
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
         let outgoing = try await engine.placeCall(to: "sip:self@127.0.0.1:\(port)", from: account)
@@ -165,7 +165,7 @@ extension EngineTests {
         #expect(log.threads.intersection(drivers.all).isEmpty)
         // The dropped engine released pjsua: another can start.
         let next = PJSUA()
-        try await next.start(Configuration(transports: loopbackUDP))
+        try await next.start(Configuration(transports: loopbackUDP, media: nullSound))
         await next.shutdown()
     }
 
@@ -296,7 +296,7 @@ extension EngineTests {
             let everything = engine.events
             let all = Task { await collectStates(everything) }
             let log = EventLog(engine.events)
-            try await engine.start(Configuration(transports: loopbackUDP))
+            try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
             let account = try await engine.addLocalAccount()
             let port = try #require(try await engine.transports().first?.port)
             for old in previous {
@@ -327,7 +327,7 @@ extension EngineTests {
         defer { registrar.stop() }
         let engine = PJSUA()
         let log = EventLog(engine.events)
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         _ = try await engine.addAccount(AccountConfiguration(
             identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
         try await log.first("registered") { $0.isRegistration(active: true) }
@@ -380,7 +380,7 @@ extension EngineTests {
         let engine = PJSUA()
         let everything = engine.events
         let all = Task { await collectStates(everything) }
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         let account = try await engine.addLocalAccount()
         // Many operations whose tasks are cancelled right away, some before they reach the engine.
         let tasks = (0..<200).map { n in
@@ -402,7 +402,7 @@ extension EngineTests {
         let result = try await sipp.finish()
         #expect(result.successfulCalls == 1, "\(result)")
         #expect(sipp.receivedRequests.contains("BYE"))
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         await engine.shutdown()
     }
 }

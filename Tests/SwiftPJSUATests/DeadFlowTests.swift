@@ -32,7 +32,7 @@ extension EngineTests {
             transports: [TransportConfiguration(
                 type: type, bindAddress: "127.0.0.1", port: 0,
                 tls: TLSConfiguration(caFile: certificates?.caCertificate.path))],
-            timers: timers))
+            media: nullSound, timers: timers))
         do {
             let transport = try #require(try await engine.transports().first)
             let interval = Duration.seconds(2)
@@ -106,7 +106,7 @@ extension EngineTests {
         // A request without a response fails after 64 × T1 = 3.2 s.
         let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], timers: timers))
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], media: nullSound, timers: timers))
         do {
             let transport = try #require(try await engine.transports().first)
             let account = try await engine.addLocalAccount(on: transport.transport)
@@ -158,7 +158,7 @@ extension EngineTests {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]))
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         do {
             let transport = try #require(try await engine.transports().first)
             let interval = Duration.seconds(1)
@@ -216,7 +216,7 @@ extension EngineTests {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]))
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         do {
             let transport = try #require(try await engine.transports().first)
             var configuration = Self.account(

@@ -144,13 +144,16 @@ struct EngineTests {
             try await engine.makeCall(to: "sip:a@127.0.0.1", from: Account(slot: 0, generation: 1))
         }
         await #expect(throws: PJSUAUsageError.notStarted) { try await engine.hangup(stale) }
+        // Nothing to end or detach before start: both return without touching pjsua.
+        await engine.hangupAll()
+        await engine.deactivateAudioDevice()
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)]))
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         await #expect(throws: PJSUAUsageError.alreadyStarted) { try await engine.start() }
         let other = PJSUA()
         await #expect(throws: PJSUAUsageError.anotherEngineRunning) {
             try await other.start(Configuration(
-                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)]))
+                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         }
         let account = try await engine.addLocalAccount()
         await #expect(throws: PJSUAUsageError.unknownCall(stale)) { try await engine.hangup(stale) }
@@ -182,7 +185,7 @@ struct EngineTests {
         await #expect(throws: PJSUAUsageError.shutDown) { try await engine.makeCall(to: "sip:a@127.0.0.1", from: account) }
         // Start again in the same process.
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)]))
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         #expect(await engine.isRunning)
         _ = try await engine.addLocalAccount()
         await engine.shutdown()
@@ -196,14 +199,14 @@ struct EngineTests {
         let clash = Configuration(transports: [
             TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port),
             TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port),
-        ])
+        ], media: nullSound)
         await #expect(throws: PJSUAError.self) { try await engine.start(clash) }
         #expect(await !engine.isRunning)
         await #expect(throws: PJSUAUsageError.invalidConfiguration("maxCalls must be 1...\(PJSUA.compiledCallLimit), got 0")) {
-            try await engine.start(Configuration(maxCalls: 0))
+            try await engine.start(Configuration(maxCalls: 0, media: nullSound))
         }
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port)]))
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port)], media: nullSound))
         let bound = try await engine.transports()
         #expect(bound.map(\.port) == [port])
         await engine.shutdown()

@@ -56,7 +56,7 @@ extension EngineTests {
             }
             try await h.engine.answer(try #require(incoming.incomingCall))
             try await h.log.first("the IVR hangs up once the transfer is done") { $0.isState(.disconnected, of: call) }
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
             let deadlineOutput = ContinuousClock.now + .seconds(3)
             while !ivr.output.contains("transfer done"), ContinuousClock.now < deadlineOutput {
                 try await Task.sleep(for: .milliseconds(50))

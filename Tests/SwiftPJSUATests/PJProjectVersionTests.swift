@@ -106,7 +106,7 @@ extension EngineTests {
             }
             let recorder = try await h.engine.record(callee, to: recording.path)
             try await Task.sleep(for: .seconds(1))
-            if !clocked { try await h.engine.deactivateAudioDevice() }
+            if !clocked { await h.engine.deactivateAudioDevice() }
             let before = ContinuousClock.now
             try await h.engine.stop(recorder)
             let took = ContinuousClock.now - before
@@ -116,7 +116,7 @@ extension EngineTests {
             #expect(took < .milliseconds(500), "stop took \(took)")
             #expect(audio.duration >= .milliseconds(800), "\(audio.duration)")
             #expect(ToneAnalysis(audio, frequency: 1000).detected(), "\(ToneAnalysis(audio, frequency: 1000))")
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
         }
     }
 
@@ -126,15 +126,15 @@ extension EngineTests {
     func withoutIPv6TypedErrors() async throws {
         let engine = PJSUA()
         await #expect {
-            try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1")]))
+            try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1")], media: nullSound))
         } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
         // Nothing was left running: an IPv4 start works, and an IPv6 RTP address is refused.
-        try await engine.start(Configuration(transports: loopbackUDP, media: MediaConfiguration(rtpAddress: "::1")))
+        try await engine.start(Configuration(transports: loopbackUDP, media: MediaConfiguration(soundDevice: .null, rtpAddress: "::1")))
         await #expect {
             try await engine.addLocalAccount()
         } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
         await engine.shutdown()
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
         let log = EventLog(engine.events)
@@ -198,7 +198,7 @@ extension EngineTests {
                 digits(in: events, of: callee).count >= 4 && events.contains { $0.hasAudio(.localHold, caller) }
             }
             #expect(String(h.log.digits(of: callee).map(\.digit)) == "159#")
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
         }
     }
 }

@@ -169,7 +169,7 @@ extension EngineTests {
         let log = EventLog(engine.events)
         let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], timers: timers))
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound, timers: timers))
         let interval = Duration.seconds(2)
         let alice = try await engine.addAccount(Self.account("alice", at: kamailio, retry: interval))
         try await log.first("registered") { $0.isRegistration(of: alice, active: true) }
@@ -214,7 +214,7 @@ extension EngineTests {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]))
+            transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         let tcp = try #require(try await engine.transports().first)
         #expect(tcp.type == .tcp)
         let alice = try await engine.addAccount(Self.account("alice", at: kamailio, transport: tcp.transport))
@@ -242,7 +242,7 @@ extension EngineTests {
             let engine = PJSUA()
             let log = EventLog(engine.events)
             try await engine.start(Configuration(transports: [TransportConfiguration(
-                type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))]))
+                type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))], media: nullSound))
             let tls = try await engine.transports().first?.transport
             let alice = try await engine.addAccount(
                 Self.account("alice", at: kamailio, transport: tls, registrar: registrar))
@@ -279,7 +279,7 @@ extension EngineTests {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)]))
+            transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)], media: nullSound))
         let alice = try await engine.addAccount(AccountConfiguration(
             identity: "sip:alice@[::1]:\(port6)", registrar: "sip:[::1]:\(port6)",
             credentials: [.password(Kamailio.passwords["alice"] ?? "", username: "alice")]))
@@ -332,8 +332,15 @@ extension EngineTests {
             }
             try await h.log.wait("registered twice") { $0.filter { $0.isRegistration(of: alice, active: true) }.count >= 2 }
             #expect(try await h.engine.accountConfiguration(alice).push?.resourceID == "99ff88ee")
+            #expect(try await h.engine.removeAccount(alice) == .unregistered)
         }
-        let contacts = kamailio.receivedRequests.filter { $0.method == "REGISTER" }.map(\.contact)
+        let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" }
+        let contacts = registers.map(\.contact)
+        // Every REGISTER (challenged, authenticated, refreshed, unregistering) carries the
+        // parameters once, in the Contact URI, and never the engine's private carrier header.
+        #expect(registers.allSatisfy { $0.privateHeaders == 0 }, "\(registers)")
+        #expect(contacts.allSatisfy { $0.components(separatedBy: "pn-provider=apns").count == 2 }, "\(contacts)")
+        #expect(registers.last?.expires == "0" && registers.last?.contact.contains("pn-prid=99ff88ee") == true, "\(registers)")
         #expect(contacts.first?.contains(";pn-provider=apns;pn-param=ABCDE12345.com.example.phone.voip;pn-prid=00aa11bb") == true,
                 "\(contacts)")
         #expect(contacts.contains { $0.contains("pn-prid=99ff88ee") })

@@ -50,7 +50,7 @@ extension EngineTests {
         defer { registrar.stop() }
         let engine = PJSUA()
         let log = EventLog(engine.events)
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         let account = try await engine.addAccount(AccountConfiguration(
             identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
         try await log.first("registered") { $0.isRegistration(of: account, active: true) }

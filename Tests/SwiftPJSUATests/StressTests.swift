@@ -326,7 +326,7 @@ extension EngineTests {
         let engine = PJSUA()
         let everything = engine.events
         let collected = Task { await CallBook.collect(everything) }
-        try await engine.start(Configuration(transports: loopbackUDP))
+        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         let account = try await engine.addLocalAccount()
         var calls: [Call] = []
         for _ in 0..<3 { calls.append(try await engine.call(sipp.uri, from: account)) }

@@ -21,6 +21,12 @@ final class EngineBridge: Sendable {
     let accountRecords = AccountRecords()
     /// How incoming REFERs are answered; read by the transfer-request callback.
     let transferHandler = Protected<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
+    /// How INVITEs with `Replaces` are answered; read by the replace-request callback.
+    let replaceHandler = Protected<(@Sendable (ReplaceRequest) -> ReplaceDecision)?>(nil)
+    /// What the replace-request callback read from an accepted INVITE with `Replaces`, by
+    /// the replaced call's generation, for the replaced-call callback that reports the new
+    /// call right after (it gets no request).
+    let pendingReplacements = Protected<[UInt64: PendingReplacement]>([:])
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
     /// Our ports on the conference bridge (frame ports, tone generators), so that shutdown
@@ -57,6 +63,15 @@ final class EngineBridge: Sendable {
             if current === bridge { current = nil }
         }
     }
+}
+
+/// An accepted INVITE with `Replaces`, between pjsua's replace-request and replaced-call
+/// callbacks.
+struct PendingReplacement: Sendable {
+    var account: Account
+    var sipCallID: String
+    var from: SIPAddress
+    var headers: [SIPHeader]
 }
 
 /// Conference-bridge links the engine keeps for each call and re-applies on every

@@ -78,6 +78,8 @@ extension Native {
             // pjsua_acc_add only logs a failure to start registering; register here instead,
             // so that a registration that cannot even be sent fails the add.
             config.register_on_acc_add = 0
+            // The user data holds the handle's generation, given once the account exists.
+            config.user_data = nil
             try ensureRoomForAccount()
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
@@ -146,31 +148,32 @@ extension Native {
         config.reg_first_retry_interval = config.reg_retry_interval
         config.reg_retry_random_interval = UInt32(clamping: account.retryJitter.components.seconds)
         if !account.contactParameters.isEmpty { config.contact_params = scope.pj(account.contactParameters) }
-        if let push = account.push {
-            switch push.scope {
-            case .registerOnly:
-                config.reg_contact_uri_params = scope.pj(push.uriParameters)
-                // pjsua 2.12 sizes the REGISTER Contact one byte short when it adds URI
-                // parameters and cuts off its closing '>' (update_regc_contact). One byte of
-                // linear white space after the header value gives it the room; SIP parsers
-                // ignore it.
-                config.reg_contact_params = scope.pj(" ")
-            case .allRequests:
-                config.contact_uri_params = scope.pj(push.uriParameters)
-            }
+        if let push = account.push, push.scope == .allRequests {
+            config.contact_uri_params = scope.pj(push.uriParameters)
         }
         try applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
-        if !account.registerHeaders.isEmpty {
+        // Push parameters for REGISTER only travel in a private header to the module that
+        // puts them in the Contact URI (see cpj_register_push_contact_module): pjsua's
+        // reg_contact_uri_params re-parses the Contact unterminated and can assert.
+        let pushOnRegister = account.push.flatMap { $0.scope == .registerOnly ? $0.uriParameters : nil }
+        if !account.registerHeaders.isEmpty || pushOnRegister != nil {
             pool = pjsua_pool_create("acc-headers", 512, 512)
             guard let pool else { throw PJ.error(cpj_status_enomem(), "pjsua_pool_create") }
             for header in account.registerHeaders {
                 cpj_acc_add_register_header(&config, pool, scope.pj(header.name), scope.pj(header.value))
             }
+            if let pushOnRegister {
+                cpj_acc_add_register_header(&config, pool, cpj_push_params_header_name(), scope.pj(pushOnRegister))
+            }
         }
         defer { if let pool { pj_pool_release(pool) } }
+        // The app's edit comes last; `body` then sets what the engine's bookkeeping needs
+        // (the handle's user data, registering after the add).
+        account.nativeAdjustment?.apply(to: &config, strings: NativeStrings(scope))
         try body(&config)
+        withExtendedLifetime(scope) {}
     }
 
     static func accountInfo(_ account: Account, lastOutcome: RegistrationOutcome?) throws(PJSUAError) -> AccountInfo {

@@ -40,6 +40,8 @@ extension Native {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         cpj_call_setting_audio_only(&setting)
+        let scope = StringScope()
+        adjustCallSetting(&setting, scope: scope)
         var slot = pjsua_call_id(cpj_invalid_id())
         // The generation goes in as the call's user data, so it is in place before the
         // first callback for the call runs.
@@ -50,6 +52,7 @@ extension Native {
                     account, &target, &setting, UnsafeMutableRawPointer(bitPattern: UInt(generation)), data, &slot)
             }
         }
+        withExtendedLifetime(scope) {}
         try PJ.check(status, "pjsua_call_make_call")
         return Call(slot: slot, generation: generation)
     }
@@ -58,7 +61,11 @@ extension Native {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         cpj_call_setting_audio_only(&setting)
+        let scope = StringScope()
+        adjustCallSetting(&setting, scope: scope)
         let status = withMessageData(headers) { pjsua_call_answer2(slot, &setting, UInt32(statusCode), nil, $0) }
+        // Strings an adjustment pointed the setting at live until pjsua has copied it.
+        withExtendedLifetime(scope) {}
         try PJ.check(status, "pjsua_call_answer2")
     }
 
@@ -105,9 +112,34 @@ extension Native {
         try PJ.check(status, "pjsua_call_xfer")
     }
 
+    /// REFER on `slot` whose Refer-To is `other`'s remote Contact with a `Replaces` for
+    /// `other`'s dialog (see ``ReplacesTarget``), sent with `pjsua_call_xfer`.
     static func transfer(_ slot: pjsua_call_id, replacing other: pjsua_call_id, headers: [SIPHeader]) throws(PJSUAError) {
-        let status = withMessageData(headers) { pjsua_call_xfer_replaces(slot, other, 0, $0) }
-        try PJ.check(status, "pjsua_call_xfer_replaces")
+        let target = try dialogIdentity(other)
+        try transfer(slot, to: target.referTo, headers: headers)
+    }
+
+    /// The remote Contact, Call-ID and tags of the call's dialog, read under its lock.
+    static func dialogIdentity(_ slot: pjsua_call_id) throws(PJSUAError) -> ReplacesTarget {
+        // Room for a Contact URI and three dialog strings well beyond what a UDP message holds.
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        var lengths: [Int32] = [0, 0, 0, 0]
+        let status = buffer.withUnsafeMutableBufferPointer { bytes in
+            lengths.withUnsafeMutableBufferPointer {
+                cpj_call_dialog_identity(slot, bytes.baseAddress, pj_size_t(bytes.count), $0.baseAddress)
+            }
+        }
+        try PJ.check(status, "pjsua_call_xfer")
+        var parts: [String] = []
+        var start = 0
+        buffer.withUnsafeBufferPointer { bytes in
+            for length in lengths.map(Int.init) {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<start + length])
+                parts.append(String(decoding: UnsafeRawBufferPointer(slice), as: UTF8.self))
+                start += length
+            }
+        }
+        return ReplacesTarget(contact: parts[0], callID: parts[1], localTag: parts[2], remoteTag: parts[3])
     }
 
     /// The headers of a received message, in order, as pjsip prints them.

@@ -48,6 +48,8 @@ enum Native {
             config.cb.on_dtmf_event = { onDTMFEvent($0, $1) }
             config.cb.on_call_transfer_status = { onTransferStatus($0, $1, $2, $3, $4) }
             config.cb.on_call_transfer_request2 = { onTransferRequest($0, $1, $2, $3) }
+            config.cb.on_call_replace_request2 = { onCallReplaceRequest($0, $1, $2, $3, $4) }
+            config.cb.on_call_replaced = { onCallReplaced($0, $1) }
             config.cb.on_call_tsx_state = { onCallTransactionState($0, $1, $2) }
             config.cb.on_transport_state = { onTransportState($0, $1, $2) }
 
@@ -82,12 +84,20 @@ enum Native {
             media.thread_cnt = ownMediaWorker ? 1 : 0
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
+            let adjustments = configuration.nativeAdjustments
+            adjust(&config, with: adjustments.ua, maxCalls: configuration.maxCalls, scope: scope)
+            adjust(&logging, with: adjustments.logging, scope: scope)
+            adjust(&media, with: adjustments.media, scope: scope)
+            callSettingAdjustment.withLock { $0 = adjustments.callSetting }
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
             // Answer requests no module handles (an out-of-dialog BYE, an unknown method)
             // instead of leaving the peer to time out.
             try PJ.check(cpj_register_unhandled_request_responder(), "pjsip_endpt_register_module")
             // Answer malformed requests pjsip accepts or drops (513, 400, 416, 482, 420, 488).
             try PJ.check(cpj_register_rfc_checks(), "pjsip_endpt_register_module")
+            try PJ.check(cpj_register_push_contact_module(), "pjsip_endpt_register_module")
+            // Decline (603) an INVITE with Replaces for a call the app has already hung up.
+            try PJ.check(cpj_register_replaces_check(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
@@ -102,11 +112,14 @@ enum Native {
                 if transport.type == .tls || transport.type == .tls6 {
                     applyTLS(transport.tls, to: &tcfg.tls_setting, scope: scope)
                 }
+                transport.nativeAdjustment?.apply(to: &tcfg, strings: NativeStrings(scope))
                 var id = pjsua_transport_id(cpj_invalid_id())
                 try PJ.check(pjsua_transport_create(transport.type.native, &tcfg, &id), "pjsua_transport_create")
                 transports.append(Transport(id: id))
             }
 
+            // Strings the adjustments and transports point at live until pjsua has copied them.
+            withExtendedLifetime(scope) {}
             try PJ.check(pjsua_start(), "pjsua_start")
             if configuration.media.soundDeviceActivation == .automatic {
                 try attachSoundDevice(configuration.media.soundDevice)
@@ -171,6 +184,7 @@ enum Native {
     /// also skips its fixed one-second pause.
     static func destroy() {
         pjsua_destroy2(UInt32(PJSUA_DESTROY_NO_RX_MSG.rawValue))
+        callSettingAdjustment.withLock { $0 = nil }
         // No slot holds a call now, including those whose end pjsua did not report.
         Handles.forgetAll()
     }
@@ -201,9 +215,11 @@ enum Native {
         case .null:
             try PJ.check(pjsua_set_null_snd_dev(), "pjsua_set_null_snd_dev")
         case .systemDefault:
+            // A user who never chose a device gets this one: say which option fits a machine
+            // without audio hardware instead of only pjmedia's text.
             try PJ.check(
                 pjsua_set_snd_dev(PJMEDIA_AUD_DEFAULT_CAPTURE_DEV, PJMEDIA_AUD_DEFAULT_PLAYBACK_DEV),
-                "pjsua_set_snd_dev")
+                "pjsua_set_snd_dev", subject: SoundDevice.systemDefaultFailureHint)
         }
     }
 
@@ -211,6 +227,20 @@ enum Native {
         _ = pjsua_set_no_snd_dev()
     }
 
+}
+
+extension SoundDevice {
+    /// Appended to the error when the system's default device cannot be opened.
+    static let systemDefaultFailureHint =
+        "the system's default sound device (MediaConfiguration.soundDevice = .systemDefault, the default) "
+        + "could not be opened; on a server or a machine without audio hardware set "
+        + "MediaConfiguration.soundDevice = .null"
+}
+
+extension PJSUAError.Code {
+    /// `PJMEDIA_EAUD_NODEFDEV`: the system has no default sound device (a machine without
+    /// audio hardware); ``PJSUA/start(_:)`` throws it with ``SoundDevice/systemDefault``.
+    public static var noDefaultSoundDevice: Self { .init(rawValue: cpj_status_aud_nodefdev()) }
 }
 
 // MARK: - Enum mappings
