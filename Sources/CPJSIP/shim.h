@@ -1084,6 +1084,42 @@ static inline int cpj_event_reinvite_outcome(pjsip_transaction *tsx, const pjsip
     return tsx->status_code;
 }
 
+/* ---- Callbacks that can outlive their call. pjsua frees a call's slot (clearing its user
+ * data) when the call ends, but a dialog that still carries a subscription (a REFER's) lives
+ * on, and pjsua's callbacks for it name the slot it had: a freed one, or one a newer call now
+ * holds. ---- */
+
+/* Whether pjsua holds a call in the slot now (its INVITE session exists): a callback for a
+ * slot without one is about a call that has ended. */
+static inline pj_bool_t cpj_call_slot_in_use(pjsua_call_id call_id) {
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_FALSE;
+    return pjsua_var.calls[call_id].inv != NULL ? PJ_TRUE : PJ_FALSE;
+}
+
+/* Whether the transaction belongs to the dialog of the call now in the slot (pjsua finds the
+ * call of an ended dialog through a pointer to the slot, whoever holds it now). */
+static inline pj_bool_t cpj_call_owns_tsx(pjsua_call_id call_id, pjsip_transaction *tsx) {
+    const pjsip_inv_session *inv;
+    if (!tsx || call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_FALSE;
+    inv = pjsua_var.calls[call_id].inv;
+    return inv != NULL && inv->dlg != NULL && pjsip_tsx_get_dlg(tsx) == inv->dlg ? PJ_TRUE : PJ_FALSE;
+}
+
+/* Whether the event is a NOTIFY of the refer event package (RFC 3515 §2.4.4) that has just
+ * arrived: the first one stops the REFER's Timer N (RFC 6665 §4.1.2.4). */
+static inline pj_bool_t cpj_event_is_refer_notify(const pjsip_transaction *tsx, const pjsip_event *e) {
+    const pj_str_t name = { "Event", 5 }, short_name = { "o", 1 };
+    const pjsip_event_hdr *hdr;
+    const pjsip_rx_data *rdata;
+    if (!tsx || !e || tsx->role != PJSIP_ROLE_UAS || tsx->state != PJSIP_TSX_STATE_TRYING) return PJ_FALSE;
+    if (pjsip_method_cmp(&tsx->method, pjsip_get_notify_method()) != 0) return PJ_FALSE;
+    if (e->type != PJSIP_EVENT_TSX_STATE || e->body.tsx_state.type != PJSIP_EVENT_RX_MSG) return PJ_FALSE;
+    rdata = e->body.tsx_state.src.rdata;
+    if (!rdata || !rdata->msg_info.msg) return PJ_FALSE;
+    hdr = (const pjsip_event_hdr *)pjsip_msg_find_hdr_by_names(rdata->msg_info.msg, &name, &short_name, NULL);
+    return hdr != NULL && pj_stricmp2(&hdr->event_type, "refer") == 0 ? PJ_TRUE : PJ_FALSE;
+}
+
 /* pjsua_call_reinvite with no options: the same offer again, sent over a connection pjsip
  * opens anew when the old one is gone. */
 static inline pj_status_t cpj_call_reinvite(pjsua_call_id call_id) {

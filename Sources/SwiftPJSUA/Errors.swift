@@ -96,6 +96,9 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
     case invalidHeader(String)
     /// The DTMF string is empty or holds a character other than `0`–`9`, `*`, `#`, `A`–`D`.
     case invalidDTMFDigits(String)
+    /// A transfer was asked for on a call whose previous REFER has no final outcome yet
+    /// (see ``PJSUA/transfer(_:to:headers:)``).
+    case transferPending(Call)
 
     /// What went wrong, in one line, for example `no live call for handle call 3.17`.
     public var description: String {
@@ -117,6 +120,7 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
         case .invalidCallState(let call, let state): "call \(call) is \(state)"
         case .invalidHeader(let header): "not a valid SIP header: \(header)"
         case .invalidDTMFDigits(let digits): "not valid DTMF digits: \(digits)"
+        case .transferPending(let call): "\(call) already has a transfer (REFER) waiting for its outcome"
         }
     }
 

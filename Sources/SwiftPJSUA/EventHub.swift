@@ -42,6 +42,17 @@ final class EventHub: Sendable {
         /// The events that describe each live call now, by generation, replayed to a new
         /// subscription to that call.
         var snapshots: [UInt64: CallSnapshot] = [:]
+        /// The REFER each call has sent and not yet seen resolved, by call generation.
+        var transfers: [UInt64: PendingTransfer] = [:]
+    }
+
+    /// A REFER we sent whose final ``PJSUAEvent/transferStatus(_:)`` has not been delivered.
+    private struct PendingTransfer {
+        var call: Call
+        /// Names this REFER among every one the process sends (its Timer N carries it).
+        var id: UInt64
+        /// A NOTIFY of its subscription has arrived (Timer N no longer applies).
+        var notified = false
     }
 
     /// The latest events of one live call that say what it is and where it stands.
@@ -162,24 +173,52 @@ final class EventHub: Sendable {
     }
 
     /// Delivers `event` to every subscriber. Returns `false` when it was discarded (the
-    /// hub has finished, or the event is about a call that already ended).
+    /// hub has finished, or the event is about a call that already ended, or it is a
+    /// transfer status with no REFER of that call waiting for it).
+    ///
+    /// Transfer statuses follow the call's pending REFER (``beginTransfer(on:id:)``): the
+    /// first with a final code (200–699) or pjsua's final flag is delivered as final and
+    /// resolves the REFER; later ones are discarded. A call's terminal event is preceded by
+    /// a final status for a REFER still pending (``PJSUA/transferCallEndedReason``).
     @discardableResult
     func emit(_ event: PJSUAEvent) -> Bool {
+        emit(event, transferID: nil)
+    }
+
+    /// `transferID`: deliver a transfer status only while that REFER is pending and no
+    /// NOTIFY of it has arrived (Timer N's verdict).
+    private func emit(_ event: PJSUAEvent, transferID: UInt64?) -> Bool {
         let now = ContinuousClock.now
         return delivery.withLock { delivered in
-            // The bookkeeping, and who gets the event, under the state lock; the hand-over to
-            // the streams after releasing it (see `delivery`).
-            let targets: (all: [Sink], finishing: [Sink])? = state.withLock { state in
+            // The bookkeeping, and who gets the events, under the state lock; the hand-over
+            // to the streams after releasing it (see `delivery`).
+            let batches: [(event: PJSUAEvent, all: [Sink], finishing: [Sink])]? = state.withLock { state in
                 guard !state.finished else { return nil }
+                var outgoing = [event]
                 var isTerminal = false
                 if let call = event.call {
                     if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
+                    if case .transferStatus(var progress) = event {
+                        guard let pending = state.transfers[call.generation] else { return nil }
+                        if let transferID, pending.id != transferID || pending.notified { return nil }
+                        if progress.isFinal || progress.statusCode >= 200 {
+                            progress.isFinal = true
+                            state.transfers[call.generation] = nil
+                            outgoing = [.transferStatus(progress)]
+                        }
+                    }
                     if case .callState(let change) = event {
                         if change.state.isTerminal {
                             isTerminal = true
                             state.liveCalls.removeValue(forKey: call)
                             state.endedCalls.insert(call.generation)
                             state.snapshots.removeValue(forKey: call.generation)
+                            if state.transfers.removeValue(forKey: call.generation) != nil {
+                                // RFC 3515 gives the REFER no outcome now; it gets one, before the end.
+                                let unresolved = TransferProgress(
+                                    call: call, statusCode: 487, reason: PJSUA.transferCallEndedReason, isFinal: true)
+                                outgoing.insert(.transferStatus(unresolved), at: 0)
+                            }
                         } else {
                             state.liveCalls[call] = change.sipCallID
                         }
@@ -190,29 +229,69 @@ final class EventHub: Sendable {
                     }
                     if !isTerminal { state.snapshots[call.generation, default: CallSnapshot()].record(event) }
                 }
-                var all: [Sink] = []
-                var finishing: [Sink] = []
-                for (id, subscriber) in state.subscribers {
-                    if let filter = subscriber.filter {
-                        guard filter == event.call?.generation else { continue }
-                        all.append(subscriber.sink)
-                        if isTerminal {
-                            // Per-call subscriptions end after the terminal event.
-                            finishing.append(subscriber.sink)
-                            state.subscribers.removeValue(forKey: id)
+                return outgoing.enumerated().map { index, outgoingEvent in
+                    let terminal = isTerminal && index == outgoing.count - 1
+                    var all: [Sink] = []
+                    var finishing: [Sink] = []
+                    for (id, subscriber) in state.subscribers {
+                        if let filter = subscriber.filter {
+                            guard filter == outgoingEvent.call?.generation else { continue }
+                            all.append(subscriber.sink)
+                            if terminal {
+                                // Per-call subscriptions end after the terminal event.
+                                finishing.append(subscriber.sink)
+                                state.subscribers.removeValue(forKey: id)
+                            }
+                        } else {
+                            all.append(subscriber.sink)
                         }
-                    } else {
-                        all.append(subscriber.sink)
                     }
+                    return (outgoingEvent, all, finishing)
                 }
-                return (all, finishing)
             }
-            guard let targets else { return false }
-            delivered += 1
-            for sink in targets.all { sink.yield(event, at: now) }
-            for sink in targets.finishing { sink.finish() }
+            guard let batches else { return false }
+            for batch in batches {
+                delivered += 1
+                for sink in batch.all { sink.yield(batch.event, at: now) }
+                for sink in batch.finishing { sink.finish() }
+            }
             return true
         }
+    }
+
+    // MARK: Transfers we asked for (RFC 3515)
+
+    /// Records the REFER about to be sent on `call`. Returns `false` (recording nothing)
+    /// when the call has ended or already has a REFER pending.
+    func beginTransfer(on call: Call, id: UInt64) -> Bool {
+        state.withLock { state in
+            guard !state.finished, !state.endedCalls.contains(call.generation), !isFromEarlierRun(call),
+                state.transfers[call.generation] == nil
+            else { return false }
+            state.transfers[call.generation] = PendingTransfer(call: call, id: id)
+            return true
+        }
+    }
+
+    /// Forgets the REFER `id` of `call`, which pjsua did not send.
+    func abandonTransfer(on call: Call, id: UInt64) {
+        state.withLock { state in
+            if state.transfers[call.generation]?.id == id { state.transfers[call.generation] = nil }
+        }
+    }
+
+    /// A NOTIFY of the pending REFER's subscription arrived: Timer N no longer applies.
+    func noteTransferNotify(on call: Call) {
+        state.withLock { $0.transfers[call.generation]?.notified = true }
+    }
+
+    /// Timer N of REFER `id` fired: when that REFER is still pending and no NOTIFY of it has
+    /// arrived, delivers its final status, 408 with `reason`.
+    func expireTransfer(id: UInt64, reason: String) {
+        let call = state.withLock { $0.transfers.values.first { $0.id == id }?.call }
+        guard let call else { return }
+        let expired = TransferProgress(call: call, statusCode: 408, reason: reason, isFinal: true)
+        _ = emit(.transferStatus(expired), transferID: id)
     }
 
     /// Ends a call that was never reported (the engine rejected it before any event): its

@@ -30,7 +30,8 @@ public enum PJSUAEvent: Sendable, Hashable {
     case dtmf(DTMFDigit)
 
     /// Progress of a transfer we asked for (`on_call_transfer_status`): first the REFER's
-    /// fate, then the status line of each NOTIFY's `message/sipfrag` body.
+    /// fate, then the status line of each NOTIFY's `message/sipfrag` body. Exactly one final
+    /// event per REFER, before its call's terminal event (see ``TransferProgress/isFinal``).
     case transferStatus(TransferProgress)
 
     /// A REFER arrived on a call (`on_call_transfer_request2`) and was answered.
@@ -240,8 +241,13 @@ public struct TransferProgress: Sendable, Hashable {
     public var statusCode: Int
     /// The reason phrase of ``statusCode``.
     public var reason: String
-    /// No more progress follows. A final code below 300 means the transfer succeeded; a
-    /// final code from 300 up means it failed and the call stays as it was.
+    /// No more progress follows: the REFER's error response, the first final status
+    /// (200–699) a NOTIFY reports or the end of its subscription, 408 with
+    /// ``PJSUA/transferTimeoutReason`` when no NOTIFY came within 64 × T1 of the REFER
+    /// (RFC 6665 §4.1.2.4), or 487 with ``PJSUA/transferCallEndedReason`` when the call ended
+    /// first (delivered just before its terminal event). Each REFER gets exactly one. A final
+    /// code below 300 means the transfer succeeded (the call stays up until hung up); from
+    /// 300 up it failed, or its outcome is unknown, and the call stays as it was.
     public var isFinal: Bool
 
     /// Creates the payload; the engine fills it from `on_call_transfer_status`.

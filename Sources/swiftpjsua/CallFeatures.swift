@@ -51,4 +51,15 @@ struct CallFeatures: Sendable {
             }
         }
     }
+
+    /// As transferor: once the far end reports the transfer succeeded (a final 2xx status from
+    /// its NOTIFY), hangs up the call it was transferred from, as transferors do in RFC 5589's
+    /// basic transfer and the C pjsua app does; a failed transfer leaves the call up. Returns whether it hung up.
+    @discardableResult
+    func finishTransfer(_ progress: TransferProgress, engine: PJSUA, printer: EventPrinter) async -> Bool {
+        guard transferTo != nil, progress.isFinal, (200..<300).contains(progress.statusCode) else { return false }
+        printer.line("transfer of \(progress.call) succeeded: hanging up")
+        try? await engine.hangup(progress.call)
+        return true
+    }
 }

@@ -82,6 +82,8 @@ enum Listen {
                 } catch {
                     printer.line("media for \(call) failed: \(error)")
                 }
+            case .transferStatus(let progress):
+                await features.finishTransfer(progress, engine: engine, printer: printer)
             case .callState(let change) where change.state == .disconnected:
                 let call = change.call
                 attached.remove(call)

@@ -85,7 +85,10 @@ let usage = """
                                    --stats-file: at exit, write event-delivery latency
                                    (p50/p99/max in µs)
       call URI                     place a call; exit 0 when it was confirmed and ended
-                                   (not by --media-timeout or a lost connection)
+                                   (not by --media-timeout or a lost connection); when
+                                   the far end transfers it (REFER), follow the new call
+                                   too and exit when the last one ends, after a short wait
+                                   (at most SIP's T2, 4 s) to ACK a retransmitted 200
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
            [call features]
       register --registrar URI --id URI [--username U --password-env VAR] [--once]
@@ -115,7 +118,8 @@ let usage = """
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);
                                    repeat for more headers
       --dtmf DIGITS                send DIGITS (0-9 * # A-D) by RFC 4733 once confirmed
-      --transfer-to URI            blind-transfer the call (REFER) once confirmed
+      --transfer-to URI            blind-transfer the call (REFER) once confirmed, and
+                                   hang it up once the transfer succeeded (final 2xx)
       --hold-after S               put the call on hold S seconds after it is confirmed
     DTMF received, hold and resume (media lines) and transfer progress are printed.
 

@@ -19,7 +19,7 @@ public struct EngineHarness: Sendable {
         maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
         transports: [TransportConfiguration] = [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
         media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
-        nativeAdjustments: NativeAdjustments = NativeAdjustments(),
+        nativeAdjustments: NativeAdjustments = NativeAdjustments(), timers: SIPTimers = SIPTimers(),
         _ body: (EngineHarness) async throws -> R
     ) async throws -> R {
         let engine = PJSUA()
@@ -27,7 +27,8 @@ public struct EngineHarness: Sendable {
         var media = media
         media.rtpPorts = randomRTPPorts()
         var configuration = Configuration(
-            transports: transports, logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media)
+            transports: transports, logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media,
+            timers: timers)
         configuration.nativeAdjustments = nativeAdjustments
         try await engine.start(configuration)
         do {

@@ -146,12 +146,51 @@ enum Handles {
     /// seen. pjsua clears user data when it resets a slot, so a reused slot gets a new one.
     /// Runs on pjsua's threads inside callbacks (serialized per call by the dialog lock) or on
     /// the engine thread.
+    ///
+    /// pjsua copies a call's user data (its generation) into the call it creates for that
+    /// call's accepted REFER (`on_call_transfered`) or for an INVITE with Replaces of it: a
+    /// generation already owned by another slot is not this call's, and it gets its own.
     static func call(_ slot: pjsua_call_id) -> Call {
         let stored = UInt(bitPattern: pjsua_call_get_user_data(slot))
-        if stored != 0 { return Call(slot: slot, generation: UInt64(stored)) }
+        if stored != 0 {
+            let generation = UInt64(stored)
+            let owned = owners.withLock { owners in
+                if let owner = owners[generation] { return owner == slot }
+                // Given before the slot was known (makeCall's user data): it is this slot's.
+                owners[generation] = slot
+                return true
+            }
+            if owned { return Call(slot: slot, generation: generation) }
+        }
         let generation = nextGeneration()
+        owners.withLock { $0[generation] = slot }
         pjsua_call_set_user_data(slot, UnsafeMutableRawPointer(bitPattern: UInt(generation)))
         return Call(slot: slot, generation: generation)
+    }
+
+    /// The slot each call generation handed out belongs to, until the call ends.
+    private static let owners = Protected<[UInt64: pjsua_call_id]>([:])
+
+    /// Forgets which slot an ended call's generation belonged to.
+    static func forget(_ call: Call) {
+        _ = owners.withLock { $0.removeValue(forKey: call.generation) }
+    }
+
+    /// Forgets every call's slot (pjsua has been destroyed).
+    static func forgetAll() {
+        owners.withLock { $0.removeAll() }
+    }
+
+    /// The handle of the call in `slot`, for a callback that can arrive after its call
+    /// ended: as ``call(_:)``, but only while pjsua holds a call there or its handle is
+    /// still stored (a call's first callback gets one); `nil` for a slot pjsua has freed. A
+    /// subscription (a REFER's) keeps an ended call's dialog alive, and pjsua reports its
+    /// events with the slot the call had: minting a handle for it would invent a call that
+    /// never ends.
+    static func liveCall(_ slot: pjsua_call_id) -> Call? {
+        guard isCallSlot(slot) else { return nil }
+        guard pjsua_call_get_user_data(slot) != nil || cpj_call_slot_in_use(slot) != 0 else { return nil }
+        return call(slot)
     }
 
     /// Whether `slot` is a call slot of the running pjsua. pjsua's call functions assert

@@ -18,6 +18,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         lastStatus: info.lastStatus, reason: reason)))
     Native.updateRingback(bridge: bridge, call: call, slot: slot, state: info)
     if info.state == .disconnected {
+        Handles.forget(call)
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
@@ -70,8 +71,7 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
 }
 
 func onCallMediaState(_ slot: pjsua_call_id) {
-    guard let bridge = EngineBridge.active() else { return }
-    let call = Handles.call(slot)
+    guard let bridge = EngineBridge.active(), let call = Handles.liveCall(slot) else { return }
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     Native.applyMediaLinks(bridge: bridge, call: call, info: info)
     Native.updateRingback(bridge: bridge, call: call, info: info)
@@ -88,8 +88,9 @@ func onDTMFEvent(_ slot: pjsua_call_id, _ event: UnsafePointer<pjsua_dtmf_event>
     guard let scalar = Unicode.Scalar(event.pointee.digit),
           let digit = Character(scalar).uppercased().first, "0123456789*#ABCD".contains(digit) else { return }
     let duration = event.pointee.duration
+    guard let call = Handles.liveCall(slot) else { return }
     bridge.hub.emit(.dtmf(DTMFDigit(
-        call: Handles.call(slot), digit: digit,
+        call: call, digit: digit,
         method: event.pointee.method == PJSUA_DTMF_METHOD_SIP_INFO ? .sipInfo : .rfc4733,
         duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration)))))
 }
@@ -98,10 +99,21 @@ func onTransferStatus(
     _ slot: pjsua_call_id, _ code: Int32, _ text: UnsafePointer<pj_str_t>?, _ final: pj_bool_t,
     _ proceed: UnsafeMutablePointer<pj_bool_t>?
 ) {
-    guard let bridge = EngineBridge.active() else { return }
-    bridge.hub.emit(.transferStatus(TransferProgress(
-        call: Handles.call(slot), statusCode: Int(code), reason: text.map { PJ.string($0.pointee) } ?? "",
-        isFinal: final != 0)))
+    // A REFER answered after its call ended arrives with the slot the call had (pjsua keeps
+    // a pointer to the slot in the subscription): look the call up, never mint one. The hub
+    // delivers only what a pending REFER of that call waits for, once final.
+    // With the slot reused, the transaction pjsip reported just before says whose it is.
+    guard let bridge = EngineBridge.active(), !TransactionOrigin.wasForeign(slot: slot),
+        let call = Handles.liveCall(slot),
+        bridge.hub.emit(.transferStatus(TransferProgress(
+            call: call, statusCode: Int(code), reason: text.map { PJ.string($0.pointee) } ?? "",
+            isFinal: final != 0))),
+        final == 0, code < 200
+    else {
+        // Resolved, or nobody waits for it: pjsua stops reporting this subscription.
+        proceed?.pointee = 0
+        return
+    }
 }
 
 /// Asks the app's transfer handler (if any) whether to accept, and reports the answer.
@@ -110,7 +122,11 @@ func onTransferRequest(
     _ setting: UnsafeMutablePointer<pjsua_call_setting>?
 ) {
     guard let bridge = EngineBridge.active(), let code else { return }
-    let call = Handles.call(slot)
+    guard let call = Handles.liveCall(slot) else {
+        // No call holds the slot any more: 481 Call/Transaction Does Not Exist.
+        code.pointee = pjsip_status_code(rawValue: 481)
+        return
+    }
     let request = TransferRequest(call: call, target: target.map { PJ.string($0.pointee) } ?? "")
     let handler = bridge.transferHandler.withLock { $0 }
     if case .reject(let status) = handler?(request) ?? .accept {

@@ -353,8 +353,12 @@ func onCallTransactionState(
 ) {
     // RFC 5626 §4.4: a call's request that timed out over TCP or TLS retires its connection.
     _ = Native.replaceFlowAfterUnansweredRequest(transaction, event)
-    guard let bridge = EngineBridge.active() else { return }
-    let call = Handles.call(slot)
+    // pjsua finds an ended dialog's call through its old slot, which a newer call may hold:
+    // only the transactions of the slot's own dialog are that call's.
+    let owned = transaction.map { cpj_call_owns_tsx(slot, $0) != 0 } ?? false
+    TransactionOrigin.note(slot: slot, foreign: !owned)
+    guard owned, let bridge = EngineBridge.active(), let transaction, let call = Handles.liveCall(slot) else { return }
+    if cpj_event_is_refer_notify(transaction, event) != 0 { bridge.hub.noteTransferNotify(on: call) }
     bridge.deadPeers.observe(call, state: nil, connection: Native.connection(of: event))
     var local: pj_bool_t = 0
     let code = Int(cpj_event_reinvite_outcome(transaction, event, &local))

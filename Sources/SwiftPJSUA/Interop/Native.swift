@@ -189,6 +189,8 @@ enum Native {
     static func destroy() {
         pjsua_destroy2(UInt32(PJSUA_DESTROY_NO_RX_MSG.rawValue))
         callSettingAdjustment.withLock { $0 = nil }
+        // No slot holds a call now, including those whose end pjsua did not report.
+        Handles.forgetAll()
     }
 
     /// Accounts with a live registration.

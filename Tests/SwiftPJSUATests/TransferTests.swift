@@ -1,0 +1,181 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+// Issue 15, items 2 and 3: every REFER the engine sends resolves exactly once, before its
+// call's terminal event, and a REFER answered after its call ended invents no call.
+
+/// Where the late answer of an ended call's REFER lands.
+enum LateREFERAnswerCase: String, CaseIterable, Sendable {
+    /// No call holds the ended call's slot (pjsua used to mint a phantom call for it).
+    case freedSlot
+    /// A second call holds the slot (pjsua used to report the answer as that call's).
+    case reusedSlot
+    /// A second call holds the slot and waits for its own REFER's outcome.
+    case reusedSlotWithItsOwnREFER
+}
+
+extension EngineTests {
+    /// The transferee answers the REFER (202, then the final NOTIFY) 1.5 s after the engine
+    /// hung up; with `maxCalls: 1` a second call is in the same slot by then.
+    @Test(
+        "A REFER answered after BYE: one final transferStatus (487) before DISCONNECTED, no phantom call, none for a call in the reused slot",
+        arguments: LateREFERAnswerCase.allCases)
+    func lateREFERAnswer(_ landing: LateREFERAnswerCase) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let transferee = try await Sipp.start(scenario: "uas_refer_202_after_bye.xml", folder: folder)
+        defer { transferee.stop() }
+        let other: Sipp? =
+            switch landing {
+            case .freedSlot: nil
+            case .reusedSlot: try await Sipp.start(scenario: "uas", folder: folder)
+            case .reusedSlotWithItsOwnREFER:
+                try await Sipp.start(scenario: "uas_refer_202_no_notify.xml", folder: folder)
+            }
+        defer { other?.stop() }
+        // T1 3 s: the REFER is not retransmitted before the late 202 comes (1.5 s after BYE),
+        // and the second call's REFER stays pending (Timer N 192 s) until it hangs up.
+        let timers = SIPTimers(t1: .seconds(3), t2: .seconds(6))
+        try await EngineHarness.run(maxCalls: other == nil ? 4 : 1, timers: timers) { h in
+            let call = try await h.engine.makeCall(to: transferee.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            var second: Call?
+            if let other {
+                // pjsua frees the slot once the BYE is answered, just after DISCONNECTED.
+                var placed: Call?
+                let deadline = ContinuousClock.now + .seconds(2)
+                while placed == nil {
+                    do {
+                        placed = try await h.engine.makeCall(to: other.uri, from: h.account)
+                    } catch let error as PJSUAError where error.code == .tooMany && ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+                let next = try #require(placed)
+                #expect(next.slot == call.slot, "maxCalls 1 puts the second call in the first one's slot")
+                try await h.log.first("second call confirmed") { $0.isState(.confirmed, of: next) }
+                if landing == .reusedSlotWithItsOwnREFER {
+                    try await h.engine.transfer(next, to: "sip:dave@127.0.0.1:5999")
+                    try await h.log.first("the second call's 202") {
+                        $0.transferStatus?.call == next && $0.transferStatus?.code == 100
+                    }
+                }
+                second = next
+            }
+            // sipp ends once the engine has answered its late NOTIFY: pjsua has reported
+            // the 202 and the NOTIFY by then.
+            let result = try await transferee.finish(timeout: .seconds(20))
+            #expect(result.successfulCalls == 1, "\(result)")
+            #expect(
+                transferee.receivedStatusCodes.contains { $0 == 200 || $0 == 481 }, "\(transferee.receivedStatusCodes)")
+            if let second {
+                try await h.engine.hangup(second)
+                try await h.log.first("second ended") { $0.isState(.disconnected, of: second) }
+            } else {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+
+            let events = h.log.events
+            let statuses = events.compactMap(\.transferStatus)
+            let first = statuses.filter { $0.call == call }
+            #expect(first.map(\.code) == [487] && first.allSatisfy(\.final), "\(statuses)")
+            #expect(first.first?.reason == PJSUA.transferCallEndedReason)
+            let finalIndex = events.firstIndex { $0.transferStatus?.call == call && $0.transferStatus?.final == true }
+            let endIndex = events.firstIndex { $0.isState(.disconnected, of: call) }
+            #expect(finalIndex.flatMap { f in endIndex.map { f < $0 } } == true, "final before DISCONNECTED")
+            // The second call's statuses are its own REFER's only: its 202, and 487 at its end.
+            let others = statuses.filter { $0.call != call }
+            let expected: [Int] = landing == .reusedSlotWithItsOwnREFER ? [100, 487] : []
+            #expect(others.map(\.code) == expected && others.allSatisfy { $0.call == second }, "\(statuses)")
+            let known = Set([call] + (second.map { [$0] } ?? []))
+            let strangers = events.compactMap(\.call).filter { !known.contains($0) }
+            #expect(strangers.isEmpty, "events for calls the engine never had: \(strangers)")
+            #expect(try await h.engine.activeCalls().isEmpty)
+        }
+    }
+
+    @Test(
+        "A REFER accepted with 202 and never NOTIFYed resolves with 408 after 64×T1; a second transfer meanwhile throws"
+    )
+    func referWithoutNotify() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let transferee = try await Sipp.start(scenario: "uas_refer_202_no_notify.xml", folder: folder)
+        defer { transferee.stop() }
+        let t1 = Duration.milliseconds(50)
+        try await EngineHarness.run(timers: SIPTimers(t1: t1, t2: .milliseconds(400), t4: .milliseconds(500))) { h in
+            let call = try await h.engine.makeCall(to: transferee.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            let sent = ContinuousClock.now
+            try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
+            try await h.log.first("202") { $0.transferStatus?.call == call && $0.transferStatus?.code == 100 }
+            await #expect(throws: PJSUAUsageError.transferPending(call)) {
+                try await h.engine.transfer(call, to: "sip:dave@127.0.0.1:5999")
+            }
+            let final = try await h.log.first("final status", timeout: .seconds(10)) {
+                $0.transferStatus?.final == true
+            }
+            let elapsed = ContinuousClock.now - sent
+            #expect(final.transferStatus?.code == 408)
+            #expect(final.transferStatus?.reason == PJSUA.transferTimeoutReason)
+            // Timer N is 64 × T1 = 3.2 s from the REFER; pjlib's timer heap counts whole
+            // milliseconds on its own clock (it fired 17 µs "early" once), and a loaded
+            // machine is late.
+            #expect(elapsed >= t1 * 64 - .milliseconds(5) && elapsed < t1 * 64 + .seconds(3), "\(elapsed)")
+            #expect(try await h.engine.callInfo(call).state == .confirmed)
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            let statuses = h.log.events.compactMap(\.transferStatus)
+            #expect(statuses.map(\.code) == [100, 408], "\(statuses)")
+            #expect(statuses.filter(\.final).count == 1)
+        }
+        let result = try await transferee.finish()
+        #expect(result.successfulCalls == 1, "\(result)")
+        #expect(transferee.receivedRequests.filter { $0 == "REFER" }.count == 1, "the second transfer sent nothing")
+    }
+}
+
+extension EngineTests {
+    /// pjsua gives the call it places for an accepted REFER the original call's user data,
+    /// where the engine keeps the handle's generation: the two calls shared a generation,
+    /// and once the original ended every event of the new call was dropped as a dead call's.
+    @Test("Transferee: the call a REFER places has its own handle and reports its end after the original call's")
+    func transferredCallHasItsOwnHandle() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_refer.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call)
+            let placed = try await h.log.first("the call the REFER placed") {
+                if case .callState(let change) = $0, change.state == .calling, change.call != call {
+                    true
+                } else {
+                    false
+                }
+            }
+            let transferred = try #require(placed.call)
+            #expect(
+                transferred.slot != call.slot && transferred.generation != call.generation, "\(transferred) vs \(call)")
+            // Its other leg arrives at the engine itself (sip:transfer-target at our address).
+            let target = try await h.log.first("the target leg") {
+                if case .incomingCall(let incoming) = $0 { incoming.call != call } else { false }
+            }
+            try await h.engine.answer(try #require(target.incomingCall))
+            try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: call) }
+            #expect(try await sipp.finish().successfulCalls == 1)
+            #expect(try await h.engine.callInfo(transferred).state == .confirmed)
+            try await h.engine.hangup(transferred)
+            try await h.log.first("the transferred call's end") { $0.isState(.disconnected, of: transferred) }
+            try await h.log.first("the target leg's end") { $0.isState(.disconnected, of: target.incomingCall) }
+            #expect(try await h.engine.activeCalls().isEmpty)
+        }
+    }
+}
