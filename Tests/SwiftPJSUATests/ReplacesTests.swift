@@ -331,7 +331,7 @@ extension EngineTests {
                 ], "\(trace)")
             let replacedAt = try #require(trace.firstIndex(of: "target leg replaced by new"))
             #expect(trace.firstIndex(of: "target leg DISCONNECTED").map { $0 > replacedAt } == true, "\(trace)")
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
             try await h.log.first("the replacement ended") { $0.isState(.disconnected, of: new) }
         }
     }
@@ -355,7 +355,7 @@ extension EngineTests {
             try await h.log.first("final transfer status") {
                 $0.transferStatus?.call == a && $0.transferStatus?.final == true
             }
-            try await h.engine.hangupAll()
+            await h.engine.hangupAll()
             try await h.log.wait("both ended") { events in
                 events.contains { $0.isState(.disconnected, of: a) }
                     && events.contains { $0.isState(.disconnected, of: b) }
