@@ -1664,4 +1664,67 @@ static inline pj_status_t cpj_register_push_contact_module(void) {
 static inline pj_str_t cpj_push_params_header_name(void) { return pj_str((char *)CPJ_PUSH_PARAMS_HEADER); }
 /* ==== End of push parameters. ==== */
 
+/* ==== REGISTER responses with pjsip's "not specified" Expires. ====
+ * A 2xx to REGISTER whose Expires header is 4294967295 (a valid delta-seconds value, RFC 3261
+ * §20.19) is pjsip's own PJSIP_EXPIRES_NOT_SPECIFIED sentinel: sip_reg.c then asserts
+ * (expiration != NOEXP), so any registrar, or anyone who can spoof its answers, could abort
+ * the process. This module, ahead of the transaction layer, lowers such a value by one
+ * second. (A Contact's expires is not affected: sip_reg.c reads the sentinel there as
+ * "absent".) */
+static inline pj_bool_t cpj_expires_on_rx_response(pjsip_rx_data *rdata) {
+    pjsip_msg *msg = rdata->msg_info.msg;
+    pjsip_hdr *hdr;
+    if (!msg || !rdata->msg_info.cseq || rdata->msg_info.cseq->method.id != PJSIP_REGISTER_METHOD) return PJ_FALSE;
+    for (hdr = msg->hdr.next; hdr != &msg->hdr; hdr = hdr->next) {
+        if (hdr->type == PJSIP_H_EXPIRES) {
+            pjsip_expires_hdr *expires = (pjsip_expires_hdr *)hdr;
+            if ((pj_uint32_t)expires->ivalue == (pj_uint32_t)PJSIP_EXPIRES_NOT_SPECIFIED) {
+                expires->ivalue = (pj_uint32_t)PJSIP_EXPIRES_NOT_SPECIFIED - 1;
+            }
+        }
+    }
+    return PJ_FALSE;
+}
+
+/* Registers the module above; call once per pjsua_init. */
+static inline pj_status_t cpj_register_expires_guard(void) {
+    static pjsip_module module;
+    pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
+    pj_str_t name = pj_str((char *)"mod-swiftpjsua-expires-guard");
+    if (!endpt) return PJ_EINVALIDOP;
+    pj_bzero(&module, sizeof(module));
+    module.name = name;
+    module.id = -1;
+    module.priority = PJSIP_MOD_PRIORITY_TSX_LAYER - 1;
+    module.on_rx_response = &cpj_expires_on_rx_response;
+    return pjsip_endpt_register_module(endpt, &module);
+}
+
+/* Whether pjsip's parser accepts `value` for a header named `name` (a known header's syntax:
+ * Expires, Max-Forwards, Replaces, Require…; any text for an unknown one). An app header
+ * pjsip cannot parse would make the far end's pjsip drop the whole request unanswered. The
+ * copy is NUL-terminated, as pjsip's scanner needs. PJ_TRUE when pjsua is not created. */
+static inline pj_bool_t cpj_header_parses(const char *name, pj_size_t name_len, const char *value, pj_size_t value_len) {
+    pj_pool_t *pool;
+    char *copy;
+    pj_str_t hname;
+    void *parsed;
+    if (pjsua_get_state() == PJSUA_STATE_NULL) return PJ_TRUE;
+    pool = pjsua_pool_create("hdr-check", value_len + name_len + 512, 512);
+    if (!pool) return PJ_TRUE;
+    copy = (char *)pj_pool_alloc(pool, name_len + value_len + 2);
+    pj_memcpy(copy, name, name_len);
+    copy[name_len] = '\0';
+    hname = pj_str(copy);
+    pj_memcpy(copy + name_len + 1, value, value_len);
+    copy[name_len + 1 + value_len] = '\0';
+    parsed = pjsip_parse_hdr(pool, &hname, copy + name_len + 1, value_len, NULL);
+    pj_pool_release(pool);
+    return parsed != NULL ? PJ_TRUE : PJ_FALSE;
+}
+
+/* PJSIP_EBUSY: pjsua_acc_set_registration while the account's REGISTER is in flight. */
+static inline pj_status_t cpj_status_pjsip_ebusy(void) { return PJSIP_EBUSY; }
+/* ==== End of the Expires guard. ==== */
+
 #endif

@@ -112,14 +112,6 @@ extension PJSUA {
         try answer(call, statusCode: Int(statusCode))
     }
 
-    /// Ends a call with a `UInt32` status code, as the earlier swift-pjsua did. Wraps
-    /// `pjsua_call_hangup` through ``hangup(_:statusCode:headers:)``.
-    /// - Throws: what ``hangup(_:statusCode:headers:)`` throws.
-    @available(*, deprecated, message: "use hangup(_:statusCode:headers:), whose status code is an optional Int")
-    public func hangup(_ call: Call, statusCode: UInt32) throws {
-        try hangup(call, statusCode: Int(statusCode))
-    }
-
     /// Mutes or unmutes what a call transmits. Wraps `pjsua_conf_adjust_tx_level` through
     /// ``setMuted(_:muted:)``.
     /// - Throws: what ``setMuted(_:muted:)`` throws.

@@ -91,8 +91,9 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
     /// The call is in a state where the operation is not allowed (for example answering
     /// a call that is already confirmed).
     case invalidCallState(Call, CallState)
-    /// A custom header has an empty or non-token name, or a value with a line break or
-    /// control character (which would let it inject other headers). Holds `Name: value`.
+    /// A custom header has an empty or non-token name, a value with a line break or control
+    /// character (which would let it inject other headers), a name pjsip writes itself, or a
+    /// value pjsip's parser rejects for a header it knows (`Expires: soon`). Holds `Name: value`.
     case invalidHeader(String)
     /// The DTMF string is empty or holds a character other than `0`–`9`, `*`, `#`, `A`–`D`.
     case invalidDTMFDigits(String)
@@ -151,7 +152,9 @@ public struct RegistrationFailedError: LocalizedError, Sendable, Hashable, Custo
     }
 
     /// `registration of <account> failed: <statusCode> <reason>`.
-    public var description: String { "registration of \(account) failed: \(statusCode) \(reason)" }
+    public var description: String {
+        "registration of \(account) failed: \(statusCode)" + (reason.isEmpty ? "" : " \(reason)")
+    }
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }

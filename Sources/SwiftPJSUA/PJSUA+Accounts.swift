@@ -98,29 +98,38 @@ extension PJSUA {
     ///     as `true`.
     ///   - deadline: how long to wait for the registrar's final answer. pjsip gives up on an
     ///     unanswered REGISTER after 64 × T1 (32 s with the default ``SIPTimers``) and reports
-    ///     408; a shorter deadline ends the wait sooner.
+    ///     408; a shorter deadline ends the wait sooner. More than zero, at most a year.
     /// - Returns: the outcome, with ``RegistrationChange/outcome`` registered; its
     ///   ``RegistrationChange/account`` is the new account's handle.
     /// - Throws: ``RegistrationFailedError`` when the registrar refused (its SIP status), no
     ///   final answer came within `deadline`, or the engine shut down meanwhile; the error
     ///   holds the account, which stays added (pjsua retries after
     ///   ``AccountConfiguration/retryInterval``) until you remove it. `CancellationError` when
-    ///   the task is cancelled while waiting (the account stays added). Before any wait: the
+    ///   the task is cancelled while waiting (the account stays added);
+    ///   ``PJSUAUsageError/unknownAccount(_:)`` when the account is removed while waiting;
+    ///   ``PJSUAUsageError/invalidArgument(_:)`` for a deadline that is not positive or is
+    ///   over a year. Before any wait: the
     ///   errors of ``addAccount(_:)``, and ``PJSUAUsageError/noRegistrar`` for a
     ///   configuration without a registrar.
     public func addAccount(_ configuration: AccountConfiguration, awaitingRegistration deadline: Duration)
         async throws -> RegistrationChange
     {
         guard configuration.registrar != nil else { throw PJSUAUsageError.noRegistrar }
+        try Self.validateWaitDeadline(deadline)
         var configuration = configuration
         configuration.registersOnAdd = true
-        let events = try runtime().bridge.hub.subscribe()
+        let bridge = try runtime().bridge
+        let events = bridge.hub.subscribe()
         let account = try addAccount(configuration)
-        return try await Self.registrationOutcome(of: account, in: events, deadline: deadline)
+        return try await Self.registrationOutcome(of: account, in: events, deadline: deadline, bridge: bridge)
     }
 
     /// Sends a REGISTER now and waits for the registrar's final answer: the awaitable form of
     /// ``setRegistration(_:renew:)`` with `renew: true`.
+    ///
+    /// When a REGISTER of the account is already in flight (the account was just added, a
+    /// refresh is under way, or another task called this), no second one is sent: the method
+    /// waits for that one's answer.
     ///
     /// Runs on the engine thread while sending; the engine is not held while waiting. Wraps
     /// `pjsua_acc_set_registration`.
@@ -130,8 +139,10 @@ extension PJSUA {
     /// - Returns: the outcome, with ``RegistrationChange/outcome`` registered.
     /// - Throws: ``RegistrationFailedError`` when the registrar refused, no answer came
     ///   within `deadline`, or the engine shut down; `CancellationError` when the task is
-    ///   cancelled while waiting; ``PJSUAUsageError/unknownAccount(_:)``,
-    ///   ``PJSUAUsageError/noRegistrar`` or ``PJSUAError`` before sending.
+    ///   cancelled while waiting; ``PJSUAUsageError/unknownAccount(_:)`` when the account is
+    ///   removed while waiting. Before sending: ``PJSUAUsageError/unknownAccount(_:)``,
+    ///   ``PJSUAUsageError/noRegistrar``, ``PJSUAUsageError/invalidArgument(_:)`` for a bad
+    ///   deadline, or ``PJSUAError``.
     @discardableResult
     public func register(_ account: Account, deadline: Duration = .seconds(32)) async throws -> RegistrationChange {
         let runtime = try runtime()
@@ -139,27 +150,53 @@ extension PJSUA {
         guard runtime.bridge.accountRecords.configuration(of: account)?.registrar != nil else {
             throw PJSUAUsageError.noRegistrar
         }
+        try Self.validateWaitDeadline(deadline)
         let events = runtime.bridge.hub.subscribe()
         runtime.bridge.accountRecords.setWantsRegistration(account, true)
-        try Native.setRegistration(slot, renew: true)
-        return try await Self.registrationOutcome(of: account, in: events, deadline: deadline)
+        do {
+            try Native.setRegistration(slot, renew: true)
+        } catch let error where error.code == .registrationInFlight {
+            // A REGISTER of this account is in flight (just added, refreshing, or another
+            // caller's): its answer is the outcome to wait for.
+        }
+        return try await Self.registrationOutcome(of: account, in: events, deadline: deadline, bridge: runtime.bridge)
+    }
+
+    /// The longest wait the awaiting methods take: a year (`Task.sleep` traps on deadlines near
+    /// `Int64.max` seconds, the natural spelling of "forever").
+    static let longestWait = Duration.seconds(365 * 24 * 3600)
+
+    /// A wait's deadline must be positive and at most ``longestWait``.
+    static func validateWaitDeadline(_ deadline: Duration) throws(PJSUAUsageError) {
+        guard deadline > .zero, deadline <= longestWait else {
+            throw .invalidArgument("a deadline must be more than zero and at most a year, got \(deadline)")
+        }
     }
 
     /// The first registration event of `account` on `events` (a subscription made before
     /// the REGISTER went out), or the error that says why none came.
     private static func registrationOutcome(
-        of account: Account, in events: AsyncStream<PJSUAEvent>, deadline: Duration
+        of account: Account, in events: AsyncStream<PJSUAEvent>, deadline: Duration, bridge: EngineBridge
     ) async throws -> RegistrationChange {
-        enum Wait: Sendable { case answered(RegistrationChange), engineStopped, deadlinePassed }
+        enum Wait: Sendable { case answered(RegistrationChange), engineStopped, accountRemoved, deadlinePassed }
+        let records = bridge.accountRecords
         let wait: Wait = await withTaskGroup(of: Wait.self) { group in
             group.addTask {
                 for await event in events {
-                    if case .registrationState(let change) = event, change.account == account { return .answered(change) }
+                    guard case .registrationState(let change) = event, change.account == account else { continue }
+                    // pjsua_destroy ends a REGISTER still in flight with a transport error.
+                    return bridge.isDestroying.withLock { $0 } ? .engineStopped : .answered(change)
                 }
                 return .engineStopped
             }
             group.addTask {
-                try? await Task.sleep(for: deadline)
+                // The deadline, in slices, so that removing the account ends the wait too.
+                let end = ContinuousClock.now + deadline
+                while ContinuousClock.now < end {
+                    guard (try? await Task.sleep(for: min(.milliseconds(50), end - ContinuousClock.now))) != nil
+                    else { return .deadlinePassed }
+                    if records.configuration(of: account) == nil { return .accountRemoved }
+                }
                 return .deadlinePassed
             }
             let first = await group.next() ?? .engineStopped
@@ -176,6 +213,8 @@ extension PJSUA {
         case .engineStopped:
             throw RegistrationFailedError(
                 account: account, statusCode: 0, reason: engineShutDownReason, isDeadlineExceeded: false)
+        case .accountRemoved:
+            throw PJSUAUsageError.unknownAccount(account)
         case .deadlinePassed:
             throw RegistrationFailedError(
                 account: account, statusCode: 408, reason: "no final response to REGISTER within \(deadline)",

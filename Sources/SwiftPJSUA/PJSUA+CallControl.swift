@@ -105,8 +105,9 @@ extension PJSUA {
     ///     events' duration from pjproject 2.14 on, while 2.12 sends pjmedia's fixed
     ///     `PJMEDIA_DTMF_DURATION` (200 ms at 8 kHz). A hold or resume that follows waits
     ///     until queued RFC 4733 digits have been sent.
-    /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)`` for an empty string, another
-    ///   character, or a duration outside 1 ms–10 s; ``PJSUAUsageError/unknownCall(_:)``;
+    /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)`` for an empty string or another
+    ///   character; ``PJSUAUsageError/invalidArgument(_:)`` for a duration outside 1 ms–10 s;
+    ///   ``PJSUAUsageError/unknownCall(_:)``;
     ///   ``PJSUAUsageError/invalidCallState(_:_:)`` when the call is not confirmed;
     ///   ``PJSUAError`` when the stream has no telephone-event payload negotiated.
     public func sendDTMF(
@@ -119,7 +120,7 @@ extension PJSUA {
         }
         // Compare durations, not milliseconds: converting an enormous duration would overflow.
         guard duration >= .milliseconds(1), duration <= .seconds(10) else {
-            throw PJSUAUsageError.invalidDTMFDigits(digits)
+            throw PJSUAUsageError.invalidArgument("a DTMF digit lasts 1 ms to 10 s, not \(duration)")
         }
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         try Native.sendDTMF(

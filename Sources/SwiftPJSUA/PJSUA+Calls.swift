@@ -23,14 +23,17 @@ extension PJSUA {
     }
 
     /// Throws for a header whose name is not an RFC 3261 token, whose value could break out
-    /// of its line, or that pjsip writes itself (a second `CSeq`, `Call-ID`, `Via`… would make
-    /// the message invalid).
+    /// of its line, that pjsip writes itself (a second `CSeq`, `Call-ID`, `Via`… would make
+    /// the message invalid), or whose value pjsip's parser rejects for a header it knows.
     static func validateHeaders(_ headers: [SIPHeader]) throws(PJSUAUsageError) {
         let token = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.!%*_+`'~")
         for header in headers {
             guard !header.name.isEmpty, header.name.allSatisfy(token.contains),
                   !header.value.containsLineBreakOrControl,
-                  !managedHeaderNames.contains(header.name.lowercased())
+                  !managedHeaderNames.contains(header.name.lowercased()),
+                  // A value pjsip's parser rejects (`Expires: soon`) would get the request
+                  // dropped unanswered by a pjsip peer.
+                  Native.headerParses(name: header.name, value: header.value)
             else { throw .invalidHeader("\(header.name): \(header.value)") }
         }
     }

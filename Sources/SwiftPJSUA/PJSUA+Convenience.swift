@@ -36,7 +36,7 @@ public struct CallFailedError: LocalizedError, Sendable, Hashable, CustomStringC
     }
 
     /// `<call> failed: <statusCode> <reason>`, for example `call 0#6 failed: 486 Busy Here`.
-    public var description: String { "\(call) failed: \(statusCode) \(reason)" }
+    public var description: String { "\(call) failed: \(statusCode)" + (reason.isEmpty ? "" : " \(reason)") }
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }

@@ -308,6 +308,7 @@ public actor PJSUA {
         deadline: Duration, events: AsyncStream<PJSUAEvent>, _ condition: @escaping @Sendable (PJSUAEvent?) -> Bool
     ) async {
         if condition(nil) { return }
+        let deadline = min(deadline, longestWait)
         await Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {

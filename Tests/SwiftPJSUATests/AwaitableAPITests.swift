@@ -1,3 +1,4 @@
+import CPJSIP
 import Foundation
 import PJSUATestSupport
 import SwiftPJSUA
@@ -176,5 +177,128 @@ extension EngineTests {
                 try await h.engine.setCodecPriority("PCMU", 256)
             }
         }
+    }
+}
+
+/// What the adversarial pass found in the awaitable API, and its fixes.
+extension EngineTests {
+    @Test("A REGISTER 2xx with Expires 4294967295 (pjsip's sentinel) registers; it no longer aborts the process")
+    func registrarExpiresSentinel() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let registrar = try await Sipp.start(scenario: "registrar_expires_sentinel.xml", folder: folder)
+        defer { registrar.stop() }
+        try await EngineHarness.run { h in
+            let registration = try await h.engine.addAccount(
+                AccountConfiguration(identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"),
+                awaitingRegistration: .seconds(5))
+            #expect(registration.isRegistered)
+            #expect(registration.expiration == .seconds(4_294_967_294), "\(registration)")
+            #expect(try await h.engine.removeAccount(registration.account) == .unregistered)
+        }
+        let result = try await registrar.finish()
+        #expect(result.exitStatus == 0, "\(result)")
+    }
+
+    @Test("register(_:) while a REGISTER is in flight waits for its answer instead of throwing PJSIP_EBUSY")
+    func registerWhileInFlight() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let kamailio = try await Kamailio.start(folder: folder)
+        defer { kamailio.stop() }
+        try await EngineHarness.run { h in
+            // Right after the add, its first REGISTER (and its digest retry) is still out.
+            let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio))
+            async let first = h.engine.register(alice, deadline: .seconds(10))
+            async let second = h.engine.register(alice, deadline: .seconds(10))
+            let (a, b) = try await (first, second)
+            #expect(a.isRegistered && b.isRegistered && a.account == alice && b.account == alice)
+        }
+    }
+
+    @Test("Awaited registration: removal while waiting throws unknownAccount at once; bad deadlines are usage errors")
+    func awaitedRegistrationEdges() async throws {
+        let silent = try RawSIPPeer()
+        defer { silent.close() }
+        try await EngineHarness.run { h in
+            let configuration = AccountConfiguration(
+                identity: "sip:alice@127.0.0.1:\(silent.port)", registrar: "sip:127.0.0.1:\(silent.port)")
+            for deadline in [Duration.zero, .seconds(-5), .seconds(Int64.max)] {
+                await #expect(throws: PJSUAUsageError.self) {
+                    try await h.engine.addAccount(configuration, awaitingRegistration: deadline)
+                }
+            }
+            let alice = try await h.engine.addAccount(configuration)
+            let engine = h.engine
+            let started = ContinuousClock.now
+            let waiter = Task { try await engine.register(alice, deadline: .seconds(20)) }
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await h.engine.removeAccount(alice, deadline: .milliseconds(200))
+            await #expect(throws: PJSUAUsageError.unknownAccount(alice)) { try await waiter.value }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            // removeAccount's own deadline is clamped, not trapped on.
+            let bob = try await h.engine.addAccount(configuration)
+            _ = try await h.engine.removeAccount(bob, deadline: .milliseconds(100))
+        }
+    }
+
+    @Test("Shutdown while a registration is awaited: the error says the engine shut down, status 0")
+    func awaitedRegistrationShutdown() async throws {
+        let silent = try RawSIPPeer()
+        defer { silent.close() }
+        try await EngineHarness.run { h in
+            let engine = h.engine
+            let waiter = Task {
+                try await engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1:\(silent.port)", registrar: "sip:127.0.0.1:\(silent.port)"),
+                    awaitingRegistration: .seconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            await engine.shutdown()
+            let error = try await #require(throws: RegistrationFailedError.self) { try await waiter.value }
+            #expect(error.statusCode == 0 && !error.isDeadlineExceeded, "\(error)")
+            #expect(error.localizedDescription == "registration of \(error.account) failed: 0 engine shut down")
+        }
+    }
+
+    @Test("Headers pjsip cannot parse are refused before they go out; integer literals pick the current hangup")
+    func unparseableHeadersRefused() async throws {
+        try await EngineHarness.run { h in
+            for header in [SIPHeader(name: "Expires", value: "not-a-number"), SIPHeader(name: "Max-Forwards", value: "many")] {
+                await #expect(throws: PJSUAUsageError.invalidHeader("\(header.name): \(header.value)")) {
+                    try await h.engine.placeCall(to: h.uri("x"), from: h.account, headers: [header])
+                }
+            }
+            // Well-formed ones of the same headers still go out.
+            let outgoing = try await h.engine.placeCall(
+                to: h.uri("x"), from: h.account, headers: [SIPHeader(name: "Expires", value: "60")])
+            let arrived = try await h.log.first("incoming call") { $0.incomingCall != nil }
+            guard case .incomingCall(let incoming) = arrived else { return }
+            #expect(incoming.headers.value(of: "Expires") == "60")
+            try await h.engine.hangup(incoming.call, statusCode: 486)  // the Int? form, no deprecation warning
+            for await _ in outgoing.events {}
+            await #expect(throws: PJSUAUsageError.invalidArgument("a DTMF digit lasts 1 ms to 10 s, not 20.0 seconds")) {
+                try await h.engine.sendDTMF(outgoing.call, digits: "1", duration: .seconds(20))
+            }
+        }
+    }
+
+    @Test("A media adjustment pjmedia would assert on is refused by start with PJSUAError")
+    func mediaAdjustmentRefused() async throws {
+        let engine = PJSUA()
+        var configuration = Configuration(
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
+            media: MediaConfiguration(soundDevice: .null))
+        configuration.nativeAdjustments.media = NativeAdjustment { media in media.audio_frame_ptime = 0 }
+        let error = try await #require(throws: PJSUAError.self) { try await engine.start(configuration) }
+        #expect(error.code == .invalidArgument && error.message.contains("audio_frame_ptime 0"), "\(error)")
+        configuration.nativeAdjustments.media = NativeAdjustment { media in media.clock_rate = 1 }
+        let second = try await #require(throws: PJSUAError.self) { try await engine.start(configuration) }
+        #expect(second.message.contains("clock_rate 1"), "\(second)")
+        // The engine is unchanged: a valid start works afterwards.
+        configuration.nativeAdjustments.media = nil
+        try await engine.start(configuration)
+        await engine.shutdown()
     }
 }

@@ -14,6 +14,22 @@ extension Native {
         } == cpj_success()
     }
 
+    /// Whether pjsip parses `value` as a `name` header: the syntax of the headers pjsip knows
+    /// (Expires, Max-Forwards, Replaces…), any text for other names.
+    static func headerParses(name: String, value: String) -> Bool {
+        var name = name
+        var value = value
+        return name.withUTF8 { nameBytes in
+            value.withUTF8 { valueBytes in
+                nameBytes.withMemoryRebound(to: CChar.self) { n in
+                    valueBytes.withMemoryRebound(to: CChar.self) { v in
+                        cpj_header_parses(n.baseAddress, pj_size_t(n.count), v.baseAddress, pj_size_t(v.count))
+                    }
+                }
+            }
+        } != 0
+    }
+
     /// Runs `body` with a `pjsua_msg_data` carrying `headers` (or `nil` when there are none).
     /// The headers live in a pool released afterwards; pjsua copies them into the request.
     static func withMessageData<R>(

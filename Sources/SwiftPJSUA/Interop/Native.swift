@@ -91,7 +91,7 @@ enum Native {
             let adjustments = configuration.nativeAdjustments
             adjust(&config, with: adjustments.ua, maxCalls: configuration.maxCalls, scope: scope)
             adjust(&logging, with: adjustments.logging, scope: scope)
-            adjust(&media, with: adjustments.media, scope: scope)
+            try adjust(&media, with: adjustments.media, scope: scope)
             callSettingAdjustment.withLock { $0 = adjustments.callSetting }
             try PJ.check(pjsua_init(&config, &logging, &media), "pjsua_init")
             // Answer requests no module handles (an out-of-dialog BYE, an unknown method)
@@ -100,6 +100,8 @@ enum Native {
             // Answer malformed requests pjsip accepts or drops (513, 400, 416, 482, 420, 488).
             try PJ.check(cpj_register_rfc_checks(), "pjsip_endpt_register_module")
             try PJ.check(cpj_register_push_contact_module(), "pjsip_endpt_register_module")
+            // A REGISTER 2xx with Expires 4294967295 would make sip_reg.c assert.
+            try PJ.check(cpj_register_expires_guard(), "pjsip_endpt_register_module")
             // Decline (603) an INVITE with Replaces for a call the app has already hung up.
             try PJ.check(cpj_register_replaces_check(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
@@ -118,7 +120,10 @@ enum Native {
                 }
                 transport.nativeAdjustment?.apply(to: &tcfg, strings: NativeStrings(scope))
                 var id = pjsua_transport_id(cpj_invalid_id())
-                try PJ.check(pjsua_transport_create(transport.type.native, &tcfg, &id), "pjsua_transport_create")
+                // Name the transport: "Address already in use" alone does not say which port.
+                try PJ.check(
+                    pjsua_transport_create(transport.type.native, &tcfg, &id), "pjsua_transport_create",
+                    subject: "\(transport.type.rawValue) \(transport.bindAddress ?? "*"):\(tcfg.port)")
                 transports.append(Transport(id: id))
             }
 

@@ -105,7 +105,10 @@ public struct NativeAdjustments: Sendable, Hashable {
     /// Edits the `pjsua_media_config` passed to `pjsua_init`. Afterwards the engine puts back
     /// `has_ioqueue` and `thread_cnt` (where RTP is polled: see
     /// ``PJSUA/usesMediaWorkerThread``) and `max_media_ports` (sized for the engine's calls,
-    /// players and recorders).
+    /// players and recorders). ``PJSUA/start(_:)`` throws ``PJSUAError`` with code
+    /// ``PJSUAError/Code/invalidArgument`` for a `clock_rate` or `snd_clock_rate` other than
+    /// 8, 16, 32, 44.1 or 48 kHz, an `audio_frame_ptime` other than 10–40 ms in 10 ms steps,
+    /// or a `channel_count` other than 1 or 2 (pjmedia would assert on some of them).
     public var media: NativeAdjustment<pjsua_media_config>?
     /// Edits the `pjsua_call_setting` of every call placed (`pjsua_call_make_call`) or
     /// answered (`pjsua_call_answer2`) through the engine. Afterwards the engine puts back
@@ -165,13 +168,33 @@ extension Native {
     static func adjust(
         _ media: inout pjsua_media_config, with adjustment: NativeAdjustment<pjsua_media_config>?,
         scope: StringScope
-    ) {
+    ) throws(PJSUAError) {
         guard let adjustment else { return }
         let (ioqueue, threads, ports) = (media.has_ioqueue, media.thread_cnt, media.max_media_ports)
         adjustment.apply(to: &media, strings: NativeStrings(scope))
         media.has_ioqueue = ioqueue
         media.thread_cnt = threads
         media.max_media_ports = ports
+        // pjmedia asserts (aborts) on a bridge whose frame has no samples: refuse that first.
+        let rates: Set<UInt32> = [8000, 16000, 32000, 44100, 48000]
+        let ptime = media.audio_frame_ptime
+        let problem: String? =
+            if !rates.contains(media.clock_rate) {
+                "clock_rate \(media.clock_rate) is not 8000, 16000, 32000, 44100 or 48000"
+            } else if media.snd_clock_rate != 0 && !rates.contains(media.snd_clock_rate) {
+                "snd_clock_rate \(media.snd_clock_rate) is not 0 or 8000, 16000, 32000, 44100, 48000"
+            } else if ![10, 20, 30, 40].contains(ptime) {
+                "audio_frame_ptime \(ptime) is not 10, 20, 30 or 40 ms"
+            } else if !(1...2).contains(media.channel_count) {
+                "channel_count \(media.channel_count) is not 1 or 2"
+            } else {
+                nil
+            }
+        if let problem {
+            var error = PJ.error(cpj_status_einval(), "pjsua_init")
+            error.message = "the media adjustment set \(problem)"
+            throw error
+        }
     }
 
     /// Applies the running engine's call-setting adjustment, then makes the call audio only.

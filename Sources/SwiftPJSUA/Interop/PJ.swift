@@ -89,6 +89,8 @@ extension PJSUAError.Code {
     public static var tooMany: Self { .init(rawValue: cpj_status_etoomany()) }
     /// `PJ_EBUSY`: the object is busy.
     public static var busy: Self { .init(rawValue: cpj_status_ebusy()) }
+    /// `PJSIP_EBUSY`: pjsua_acc_set_registration while the account's REGISTER is in flight.
+    static var registrationInFlight: Self { .init(rawValue: cpj_status_pjsip_ebusy()) }
     /// `PJ_EINVALIDOP`: the operation is not valid in the current state.
     public static var invalidOperation: Self { .init(rawValue: cpj_status_einvalidop()) }
     /// `PJ_ETIMEDOUT`: the operation timed out.
