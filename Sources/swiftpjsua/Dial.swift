@@ -38,12 +38,15 @@ enum Dial {
         var attached = false
         var finalStatus = 0
         var finalReason = ""
+        var playback = HeldPlayback(file: play)
         for await event in events where event.call == call {
             printer.event(event)
+            if case .callMediaState(let mediaChange) = event {
+                try await playback.update(mediaChange, engine: engine, printer: printer)
+            }
             switch event {
             case .callMediaState(let mediaChange) where mediaChange.media.contains(where: \.isFlowingAudio) && !attached:
                 attached = true
-                if let play { try await engine.play(file: play, into: call, loop: true) }
                 if let record { try await engine.record(call, to: record) }
             case .callState(let change) where change.state == .confirmed:
                 confirmed = true

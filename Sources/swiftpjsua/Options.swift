@@ -133,6 +133,7 @@ let usage = """
       --rtp-ports A-B              local UDP ports for RTP/RTCP (default 4000-9999; each
                                    call's search starts at a random even port of it)
 
-    WAV files are 16-bit PCM; a call to an address where nothing answers ends after
+    WAV files are 16-bit PCM; --play stops while the tool holds a call and starts again
+    from the beginning on resume; a call to an address where nothing answers ends after
     SIP's 32 s transaction timeout with 408.
     """
