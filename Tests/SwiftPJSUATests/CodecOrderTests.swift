@@ -174,4 +174,44 @@ extension EngineTests {
             try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
         }
     }
+
+    @Test("RTP ports: two swiftpjsua processes on one host, with 4000–4199 held, both get media on their first call")
+    func twoCLIProcessesBothGetMedia() async throws {
+        let held = HeldPorts(4000...4199)
+        defer { held.close() }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+        let port = FreePort.udp()
+        let listener = try PeerProcess(
+            "swiftpjsua-listen", executable: Repository.tool.path,
+            arguments: [
+                "listen", "--port", String(port), "--play", tone.path, "--record", folder.file("listener.wav").path,
+            ], folder: folder)
+        defer { listener.stop() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FreePort.isUDPBound(port) {
+            try #require(ContinuousClock.now < deadline && listener.exitStatus == nil, "listen did not bind: \(listener.output)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let caller = try PeerProcess(
+            "swiftpjsua-call", executable: Repository.tool.path,
+            arguments: [
+                "call", "sip:cli@127.0.0.1:\(port)", "--port", "0", "--play", tone.path, "--record",
+                folder.file("caller.wav").path, "--hangup-after", "2",
+            ], folder: folder)
+        defer { caller.stop() }
+        #expect(try await caller.waitForExit(timeout: .seconds(15)) == 0, "\(caller.output)")
+        // The listener closes its recording when the call ends.
+        let closed = ContinuousClock.now + .seconds(5)
+        while !listener.output.contains("DISCONNECTED") && ContinuousClock.now < closed {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        listener.stop()
+        for name in ["caller.wav", "listener.wav"] {
+            let analysis = ToneAnalysis(try WAVAudio(contentsOf: folder.file(name)), frequency: 1000)
+            #expect(analysis.detected(), "\(name): \(analysis)")
+        }
+    }
 }
