@@ -16,8 +16,14 @@ enum CodecOrder {
         }
         var seen: Set<String> = []
         for entry in order {
-            guard !entry.isEmpty, !entry.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
-            else { throw .invalidConfiguration("codecOrder entry \"\(entry)\" is empty or holds a space or control character") }
+            guard !entry.isEmpty,
+                !entry.unicodeScalars.contains(where: {
+                    $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F
+                })
+            else {
+                throw .invalidConfiguration(
+                    "codecOrder entry \"\(entry)\" is empty or holds a space or control character")
+            }
             guard seen.insert(entry.lowercased()).inserted else {
                 throw .invalidConfiguration("codecOrder lists \"\(entry)\" twice")
             }
@@ -39,7 +45,8 @@ enum CodecOrder {
         guard !order.isEmpty else { return [] }
         // pjmedia's order: priority, then enumeration order for equal ones.
         let ranked = codecs.enumerated().sorted {
-            $0.element.priority != $1.element.priority ? $0.element.priority > $1.element.priority : $0.offset < $1.offset
+            $0.element.priority != $1.element.priority
+                ? $0.element.priority > $1.element.priority : $0.offset < $1.offset
         }.map(\.element)
         var listed: [CodecInfo] = []
         for entry in order {

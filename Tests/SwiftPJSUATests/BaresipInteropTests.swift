@@ -17,7 +17,8 @@ private struct Baresip {
     var uri: String { "sip:bob@127.0.0.1:\(port)" }
 
     static func start(folder: TemporaryFolder, commands: [String] = []) async throws -> Baresip {
-        #expect(FileManager.default.isExecutableFile(atPath: executable), "baresip is not installed (scripts/provision.sh)")
+        #expect(
+            FileManager.default.isExecutableFile(atPath: executable), "baresip is not installed (scripts/provision.sh)")
         let port = FreePort.udp()
         let rtp = UInt16.random(in: 20...29) * 1000
         let config = """
@@ -53,14 +54,18 @@ private struct Baresip {
     func waitForOutput(_ text: String, timeout: Duration = .seconds(10)) async throws {
         let deadline = ContinuousClock.now + timeout
         while !process.output.contains(text) {
-            try #require(ContinuousClock.now < deadline && process.exitStatus == nil, "no \"\(text)\" from baresip: \(process.output)")
+            try #require(
+                ContinuousClock.now < deadline && process.exitStatus == nil,
+                "no \"\(text)\" from baresip: \(process.output)")
             try await Task.sleep(for: .milliseconds(20))
         }
     }
 
     /// What baresip decoded from the call, as `sndfile` dumped it.
     func decodedAudio() throws -> WAVAudio {
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasSuffix("-dec.wav") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter {
+            $0.hasSuffix("-dec.wav")
+        }
         let file = try #require(files.first, "no decode dump in \(folder.url.path)")
         return try WAVAudio(contentsOf: folder.file(file))
     }
@@ -70,14 +75,17 @@ extension EngineTests {
     /// Both directions of one call to or from baresip: the engine sees opus, baresip says it
     /// encodes and decodes opus, baresip's sine reaches the engine and the engine's tone
     /// reaches baresip.
-    private func checkBaresipCall(_ call: Call, _ h: EngineHarness, _ peer: Baresip, folder: TemporaryFolder) async throws {
+    private func checkBaresipCall(_ call: Call, _ h: EngineHarness, _ peer: Baresip, folder: TemporaryFolder)
+        async throws
+    {
         try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
         try await h.log.first("active audio") { $0.hasActiveAudio(call) }
         #expect(try await h.engine.callInfo(call).audioCodec == "opus/48000")
         let tone = folder.file("engine-tone.wav")
         try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
         try await h.engine.play(file: tone.path, into: call, loop: true)
-        let heard = try await h.recordTone(call, to: folder.file("from-baresip.wav"), packets: 75, frequency: Baresip.toneFrequency)
+        let heard = try await h.recordTone(
+            call, to: folder.file("from-baresip.wav"), packets: 75, frequency: Baresip.toneFrequency)
         #expect(heard.detected(), "\(heard)")
         try await h.engine.hangup(call)
         try await h.log.first("ended") { $0.isState(.disconnected, of: call) }

@@ -82,7 +82,8 @@ extension EngineTests {
         }
     }
 
-    @Test("Codec order: an empty list keeps pjmedia's order; a custom order leads; bad orders throw invalidConfiguration")
+    @Test(
+        "Codec order: an empty list keeps pjmedia's order; a custom order leads; bad orders throw invalidConfiguration")
     func codecOrderConfiguration() async throws {
         try await EngineHarness.run(media: MediaConfiguration(soundDevice: .null, codecOrder: [])) { h in
             let codecs = try await h.engine.codecs()
@@ -93,7 +94,9 @@ extension EngineTests {
             let ids = try await h.engine.codecs().map(\.id)
             #expect(Array(ids.prefix(2)) == ["PCMA/8000/1", "GSM/8000/1"], "\(ids)")
         }
-        for order in [["nosuchcodec"], ["PCMU", ""], ["PCMU", "pcmu"], ["PC MU"], Array(repeating: "PCMU", count: 33)] {
+        for order in [
+            ["nosuchcodec"], ["PCMU", ""], ["PCMU", "pcmu"], ["PC MU"], Array(repeating: "PCMU", count: 33),
+        ] {
             let engine = PJSUA()
             var configuration = Configuration(transports: loopbackUDP, media: MediaConfiguration(soundDevice: .null))
             configuration.media.codecOrder = order
@@ -126,10 +129,13 @@ extension EngineTests {
             sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
         let names = try AudioOffer(invite.lines).codecNames
         #expect(names.first == "opus/48000/2", "\(names)")
-        #expect(Array(names.prefix(4).map { $0.split(separator: "/")[0] }) == ["opus", "g722", "pcmu", "pcma"], "\(names)")
+        #expect(
+            Array(names.prefix(4).map { $0.split(separator: "/")[0] }) == ["opus", "g722", "pcmu", "pcma"], "\(names)")
     }
 
-    @Test("CLI: swiftpjsua call --codecs PCMU,opus --rtp-ports A-B puts PCMU then opus first in the INVITE, on a port of A-B")
+    @Test(
+        "CLI: swiftpjsua call --codecs PCMU,opus --rtp-ports A-B puts PCMU then opus first in the INVITE, on a port of A-B"
+    )
     func cliCodecsAndRTPPorts() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -139,7 +145,8 @@ extension EngineTests {
         let cli = try PeerProcess(
             "swiftpjsua-call", executable: Repository.tool.path,
             arguments: [
-                "call", sipp.uri, "--codecs", "PCMU,opus", "--rtp-ports", "\(low)-\(low + 199)", "--hangup-after", "0.5",
+                "call", sipp.uri, "--codecs", "PCMU,opus", "--rtp-ports", "\(low)-\(low + 199)", "--hangup-after",
+                "0.5",
             ], folder: folder)
         defer { cli.stop() }
         #expect(try await cli.waitForExit(timeout: .seconds(15)) == 0, "\(cli.output)")
@@ -192,7 +199,8 @@ extension EngineTests {
         defer { listener.stop() }
         let deadline = ContinuousClock.now + .seconds(10)
         while !FreePort.isUDPBound(port) {
-            try #require(ContinuousClock.now < deadline && listener.exitStatus == nil, "listen did not bind: \(listener.output)")
+            try #require(
+                ContinuousClock.now < deadline && listener.exitStatus == nil, "listen did not bind: \(listener.output)")
             try await Task.sleep(for: .milliseconds(20))
         }
         let caller = try PeerProcess(
