@@ -75,7 +75,8 @@ manifest=$prefix/share/swift-pjsua/pjproject.files
 build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev libsrtp2-dev
             libspeex-dev libspeexdsp-dev libgsm1-dev uuid-dev xz-utils ca-certificates curl)
 # espeak-ng: the IVR example's --say prompt, which a test exercises.
-peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox espeak-ng openssl procps iproute2 python3 util-linux)
+# baresip-core: baresip 1.0, the real user agent of the interop tests.
+peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox espeak-ng openssl procps iproute2 python3 util-linux baresip-core)
 
 missing_pkgs() {
     local p

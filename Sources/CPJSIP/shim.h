@@ -78,6 +78,19 @@ static inline pj_bool_t cpj_media_worker_is_reliable(void) {
     return CPJ_VERSION_AT_LEAST(2, 13) ? PJ_TRUE : PJ_FALSE;
 }
 
+/* Start each account's RTP port search at a random even port of its range: pjsua has
+ * pjsua_transport_config.randomize_port from 2.13; returns PJ_FALSE where it does not
+ * (the engine then picks the start itself). */
+static inline pj_bool_t cpj_rtp_randomize_port(pjsua_transport_config *cfg) {
+#if CPJ_VERSION_AT_LEAST(2, 13)
+    cfg->randomize_port = PJ_TRUE;
+    return PJ_TRUE;
+#else
+    (void)cfg;
+    return PJ_FALSE;
+#endif
+}
+
 /* RFC 4733 digits still queued for sending on a call's audio stream, or -1 when this
  * pjproject cannot tell (pjsua_call_get_queued_dtmf_digits arrived in 2.17). */
 static inline int cpj_call_queued_dtmf_digits(pjsua_call_id call_id) {

@@ -203,6 +203,12 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// Voice activity detection (silence suppression) on sent audio.
     public var voiceActivityDetection: Bool
     /// Local UDP ports for RTP and RTCP; each audio stream takes two consecutive ports.
+    ///
+    /// Each account starts looking for a free pair at a random even port of the range (not
+    /// at its lower bound), so that two engines on one host, or another program holding the
+    /// first ports, do not make calls fail with "Address already in use": pjsua tries 100
+    /// pairs upwards from the start, wrapping within the range. On pjproject 2.13+ pjsua
+    /// picks the start (`pjsua_transport_config.randomize_port`); on 2.12 the engine does.
     public var rtpPorts: ClosedRange<UInt16>
     /// The address RTP binds to and advertises in SDP (`c=`); `nil` uses the bind address
     /// of the account's SIP transport, or every interface when that has none.
@@ -229,10 +235,33 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// `pjmedia_tonegen_create`, `pjmedia_tonegen_play`, `pjsua_conf_add_port` and
     /// `pjsua_conf_connect` to slot 0, removed with `pjsua_conf_remove_port`.
     public var localRingback: [Tone]?
+    /// The audio codecs to offer first, most preferred first, as codec ids or their prefixes
+    /// matched without regard to case (`opus`, `G722`, `PCMU/8000`; see ``PJSUA/codecs()``).
+    ///
+    /// Set at ``PJSUA/start(_:)`` with `pjsua_codec_set_priority`: the codecs listed get
+    /// priorities 240, 239, … in this order (a prefix matching several codecs keeps
+    /// pjmedia's order among them; listing a codec enables it), every other enabled codec
+    /// keeps pjmedia's order below them (128 and down). An offer lists codecs in that
+    /// order; an answer to a peer's offer follows the peer's order (pjmedia's default), so
+    /// the codec of an incoming call is the first of the caller's that this list enables.
+    /// ``PJSUA/setCodecPriority(_:_:)`` still changes single codecs afterwards (a priority
+    /// of 241–255 puts a codec above this whole list).
+    ///
+    /// The default, ``defaultCodecOrder``, is opus, G.722, PCMU, PCMA; codecs of it that
+    /// the pjproject build lacks are skipped. An empty list keeps pjmedia's own order
+    /// (speex/16000, speex/8000, speex/32000, GSM, PCMU, PCMA, G.722, opus…). ``PJSUA/start(_:)``
+    /// throws ``PJSUAUsageError/invalidConfiguration(_:)`` for an empty or repeated entry,
+    /// one with a space or control character, more than 32 entries, or an entry of a list
+    /// other than the default that matches no codec of the build.
+    public var codecOrder: [String]
+
+    /// The codec order a user expects: Opus (wideband, loss-resilient), G.722 (wideband),
+    /// then G.711 µ-law and A-law (narrowband, understood by every SIP device).
+    public static let defaultCodecOrder = ["opus", "G722", "PCMU", "PCMA"]
 
     /// Creates media settings (the system's default sound device, 16 kHz, no VAD, RTP ports
-    /// 4000–9999, European local ringback by default). Servers, tests and machines without
-    /// audio hardware pass `soundDevice: .null`.
+    /// 4000–9999, European local ringback, opus first by default). Servers, tests and
+    /// machines without audio hardware pass `soundDevice: .null`.
     public init(
         soundDevice: SoundDevice = .systemDefault,
         soundDeviceActivation: SoundDeviceActivation = .automatic,
@@ -240,9 +269,11 @@ public struct MediaConfiguration: Sendable, Hashable {
         voiceActivityDetection: Bool = false,
         rtpPorts: ClosedRange<UInt16> = 4000...9999,
         rtpAddress: String? = nil,
-        localRingback: [Tone]? = Tone.ringbackEurope
+        localRingback: [Tone]? = Tone.ringbackEurope,
+        codecOrder: [String] = MediaConfiguration.defaultCodecOrder
     ) {
         self.localRingback = localRingback
+        self.codecOrder = codecOrder
         self.soundDevice = soundDevice
         self.soundDeviceActivation = soundDeviceActivation
         self.clockRate = clockRate

@@ -4,6 +4,13 @@ extension PJSUA {
     /// Plays a WAV file into a call: the far end hears it. The link is kept across media
     /// changes and the player is destroyed when the call ends.
     ///
+    /// Holding does not stop it: a call we hold (``MediaStatus/localHold``, a `sendonly`
+    /// stream, RFC 3264 §8.4) still sends, so the far end goes on hearing the file, as it
+    /// would hear music on hold; only an `inactive` stream sends nothing. To silence the
+    /// file while holding, ``stop(_:)-(Player)`` it before ``setHold(_:)`` (or at the
+    /// ``PJSUAEvent/callMediaState(_:)`` event that reports ``MediaStatus/localHold``), and
+    /// play it again on resume, as `swiftpjsua` does.
+    ///
     /// By default the file plays once and a ``PJSUAEvent/playbackFinished(_:)`` event
     /// follows when it has played to the end; with `loop: true` it starts over at the end
     /// and never finishes (stop it with ``stop(_:)-(Player)`` or end the call).

@@ -178,12 +178,23 @@ public actor PJSUA {
         guard EngineBridge.claim(bridge) else { throw PJSUAUsageError.anotherEngineRunning }
         do {
             let transports = try Native.start(configuration)
+            do { try Self.applyCodecOrder(configuration.media.codecOrder) } catch {
+                Native.destroy()
+                throw error
+            }
             lifecycle = .running(Runtime(bridge: bridge, configuration: configuration, transports: transports))
             startReaper()
         } catch {
             EngineBridge.release(bridge)
             throw error
         }
+    }
+
+    /// Sets ``MediaConfiguration/codecOrder`` (`pjsua_codec_set_priority` for each codec).
+    private static func applyCodecOrder(_ order: [String]) throws {
+        let changes = try CodecOrder.priorities(
+            order: order, codecs: Native.codecs(), skipsMissing: order == MediaConfiguration.defaultCodecOrder)
+        for change in changes { try Native.setCodecPriority(change.id, change.priority) }
     }
 
     private static func validate(_ configuration: Configuration) throws(PJSUAUsageError) {
@@ -208,6 +219,7 @@ public actor PJSUA {
                 throw .invalidConfiguration("localRingback: \(error.description)")
             }
         }
+        try CodecOrder.validate(configuration.media.codecOrder)
         guard configuration.media.rtpPorts.count >= 2 else {
             throw .invalidConfiguration("rtpPorts must hold at least two ports")
         }

@@ -164,7 +164,21 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
         config.logHandler = level > 0 ? StandardErrorLog() : nil
     }
     if let maxCalls = try options.int("max-calls", in: 1...PJSUA.compiledCallLimit) { config.maxCalls = maxCalls }
+    if let codecs = options.string("codecs") {
+        // "pjmedia" or "": pjmedia's own order (the engine's empty list).
+        config.media.codecOrder = codecs == "pjmedia" ? [] : codecs.split(separator: ",").map(String.init)
+    }
+    if let text = options.string("rtp-ports") { config.media.rtpPorts = try rtpPorts(text) }
     return config
+}
+
+/// `--rtp-ports A-B`: an inclusive range of at least two UDP ports, 1–65535.
+func rtpPorts(_ text: String) throws(UsageError) -> ClosedRange<UInt16> {
+    let bounds = text.split(separator: "-", omittingEmptySubsequences: false).map { UInt16($0) }
+    guard bounds.count == 2, let low = bounds[0], let high = bounds[1], low > 0, low < high else {
+        throw UsageError(message: "--rtp-ports must be A-B with 1 <= A < B <= 65535, got \(text)")
+    }
+    return low...high
 }
 
 extension MediaStream {

@@ -44,6 +44,7 @@ enum Dial {
         var confirmed = false
         var finalStatus = 0
         var finalReason = ""
+        var playback = HeldPlayback(file: play)
         var lastAnswer: ContinuousClock.Instant?
         for await event in events {
             guard let eventCall = event.call else { continue }
@@ -56,6 +57,9 @@ enum Dial {
                 printer.line("following \(eventCall), placed by the transfer")
             }
             printer.event(event)
+            if case .callMediaState(let mediaChange) = event {
+                try await playback.update(mediaChange, engine: engine, printer: printer)
+            }
             switch event {
             case .transferRequest(let answer) where answer.isAccepted:
                 acceptedREFERs += 1
@@ -64,7 +68,6 @@ enum Dial {
             case .callMediaState(let mediaChange)
             where mediaChange.media.contains(where: \.isFlowingAudio) && !attached.contains(eventCall):
                 attached.insert(eventCall)
-                if let play { try await engine.play(file: play, into: eventCall, loop: true) }
                 // One recording file: the call this command placed.
                 if let record, eventCall == call { try await engine.record(call, to: record) }
             case .callState(let change) where change.state == .confirmed:
@@ -80,6 +83,7 @@ enum Dial {
                     }
                 }
             case .callState(let change) where change.state == .disconnected:
+                playback.ended(eventCall)
                 followed.remove(eventCall)
                 // A REFER accepted on this call that placed nothing (pjsua could not) never will.
                 if followed.isEmpty { acceptedREFERs = 0 }

@@ -39,8 +39,14 @@ enum Listen {
         var attached: Set<Call> = []
         var mediaCalls = 0
         var callCount = 0
+        var playback = HeldPlayback(file: play)
         for await event in events {
             printer.event(event)
+            if case .callMediaState(let mediaChange) = event {
+                do { try await playback.update(mediaChange, engine: engine, printer: printer) } catch {
+                    printer.line("playing into \(mediaChange.call) failed: \(error)")
+                }
+            }
             switch event {
             case .incomingCall(let incoming):
                 let call = incoming.call
@@ -69,7 +75,6 @@ enum Listen {
                 attached.insert(call)
                 mediaCalls += 1
                 do {
-                    if let play { try await engine.play(file: play, into: call, loop: true) }
                     if let record {
                         let file = numbered(record, mediaCalls)
                         try await engine.record(call, to: file)
@@ -87,6 +92,7 @@ enum Listen {
             case .callState(let change) where change.state == .disconnected:
                 let call = change.call
                 attached.remove(call)
+                playback.ended(call)
             default:
                 break
             }

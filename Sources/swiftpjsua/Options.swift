@@ -131,7 +131,13 @@ let usage = """
     options for every command:
       --bind ADDR                  local address for SIP and RTP (default 127.0.0.1)
       --log-level N                pjsip log lines (0-6) to standard error
+      --codecs LIST                codecs to offer first, most preferred first, by id or
+                                   prefix, comma-separated (default opus,G722,PCMU,PCMA;
+                                   "pjmedia": pjmedia's own order)
+      --rtp-ports A-B              local UDP ports for RTP/RTCP (default 4000-9999; each
+                                   call's search starts at a random even port of it)
 
-    WAV files are 16-bit PCM; a call to an address where nothing answers ends after
+    WAV files are 16-bit PCM; --play stops while the tool holds a call and starts again
+    from the beginning on resume; a call to an address where nothing answers ends after
     SIP's 32 s transaction timeout with 408.
     """

@@ -13,19 +13,20 @@ public struct EngineHarness: Sendable {
 
     /// Starts an engine on a free UDP port of 127.0.0.1 (or the given transports; the local
     /// account is on the first) with the null sound device (or the given media settings; RTP
-    /// ports are always a random window), runs `body`, and shuts the engine down whatever
+    /// ports are `rtpPorts`, or else a random window), runs `body`, and shuts the engine down whatever
     /// happens.
     public static func run<R: Sendable>(
         maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
         transports: [TransportConfiguration] = [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
         media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
         nativeAdjustments: NativeAdjustments = NativeAdjustments(), timers: SIPTimers = SIPTimers(),
+        rtpPorts: ClosedRange<UInt16>? = nil,
         _ body: (EngineHarness) async throws -> R
     ) async throws -> R {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         var media = media
-        media.rtpPorts = randomRTPPorts()
+        media.rtpPorts = rtpPorts ?? randomRTPPorts()
         var configuration = Configuration(
             transports: transports, logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media,
             timers: timers)

@@ -51,14 +51,27 @@ extension Native {
         if let address, address.contains(":"), !hasIPv6 {
             throw ipv6Unavailable("pjsua_acc_add", "RTP address \(address) is IPv6")
         }
-        config.rtp_cfg.port = UInt32(ports.lowerBound)
-        config.rtp_cfg.port_range = UInt32(ports.upperBound - ports.lowerBound)
+        let start = rtpSearchStart(ports, randomizedByPJSUA: cpj_rtp_randomize_port(&config.rtp_cfg) != 0)
+        config.rtp_cfg.port = UInt32(start)
+        config.rtp_cfg.port_range = UInt32(ports.upperBound - start)
         if let address {
             config.rtp_cfg.bound_addr = scope.pj(address)
             config.rtp_cfg.public_addr = scope.pj(address)
             // An IPv6 RTP address needs IPv6 media sockets and SDP; an IPv4 one, IPv4.
             config.ipv6_media_use = cpj_ipv6_media_use(address.contains(":") ? 1 : 0)
         }
+    }
+
+    /// Where the account's RTP port search starts. pjsua (2.13+, `randomize_port`) picks
+    /// a random even start in [port, port + port_range] and wraps to `port`, so the whole
+    /// range stays `port`. pjsua 2.12 starts at `port` and wraps to it, so the engine
+    /// picks the random even start itself, low enough that 100 pairs (pjsua's retries)
+    /// fit above it when the range allows.
+    static func rtpSearchStart(_ ports: ClosedRange<UInt16>, randomizedByPJSUA: Bool) -> UInt16 {
+        if randomizedByPJSUA { return ports.lowerBound }
+        let room = Int(ports.upperBound) - Int(ports.lowerBound) + 1 - 200
+        guard room > 0 else { return ports.lowerBound }
+        return ports.lowerBound + UInt16(Int.random(in: 0...room) / 2 * 2)
     }
 
     static func removeAccount(_ account: Account) throws(PJSUAError) {

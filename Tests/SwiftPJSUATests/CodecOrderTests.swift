@@ -1,0 +1,225 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The payload types of an SDP's audio `m=` line, in order, and the rtpmap names of them.
+private struct AudioOffer {
+    var payloads: [String]
+    var names: [String: String]
+
+    init(_ lines: [String]) throws {
+        let mLine = try #require(lines.first { $0.hasPrefix("m=audio") }, "no m=audio in \(lines)")
+        payloads = mLine.split(separator: " ").dropFirst(3).map(String.init)
+        names = [:]
+        for line in lines where line.hasPrefix("a=rtpmap:") {
+            let parts = line.dropFirst("a=rtpmap:".count).split(separator: " ", maxSplits: 1)
+            if parts.count == 2 { names[String(parts[0])] = String(parts[1]).lowercased() }
+        }
+        names["0"] = names["0"] ?? "pcmu/8000"
+        names["8"] = names["8"] ?? "pcma/8000"
+        names["9"] = names["9"] ?? "g722/8000"
+    }
+
+    /// The codec names in offer order, for example `["opus/48000/2", "g722/8000", …]`.
+    var codecNames: [String] { payloads.compactMap { names[$0] }.filter { !$0.hasPrefix("telephone-event") } }
+
+    /// The local RTP port.
+    static func port(_ lines: [String]) -> Int? {
+        lines.first { $0.hasPrefix("m=audio") }.flatMap { Int($0.split(separator: " ")[1]) }
+    }
+}
+
+/// Binds UDP sockets on every interface at each port of `ports` that is free, so that
+/// pjsua cannot; ports another process holds are held already. Closed by `close()`.
+private final class HeldPorts: Sendable {
+    let sockets: [Int32]
+
+    init(_ ports: ClosedRange<UInt16>) {
+        var sockets: [Int32] = []
+        for port in ports {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard fd >= 0 else { continue }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr = in_addr(s_addr: INADDR_ANY)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if bound == 0 { sockets.append(fd) } else { Glibc.close(fd) }
+        }
+        self.sockets = sockets
+    }
+
+    func close() { for fd in sockets { Glibc.close(fd) } }
+}
+
+extension EngineTests {
+    @Test("Codec order: opus, G.722, PCMU, PCMA lead by default, and a self-call lands on opus")
+    func defaultCodecOrderLandsOnOpus() async throws {
+        try await EngineHarness.run { h in
+            let codecs = try await h.engine.codecs()
+            let leading = codecs.prefix(4).map { $0.id.split(separator: "/").first.map(String.init) ?? "" }
+            #expect(leading == ["opus", "G722", "PCMU", "PCMA"], "\(codecs)")
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            #expect(try await h.engine.callInfo(caller).audioCodec == "opus/48000")
+            #expect(try await h.engine.callInfo(callee).audioCodec == "opus/48000")
+            try await h.poll("RTP both ways") { engine in
+                let callerPackets = try await engine.streamStatistics(caller).packetsReceived
+                let calleePackets = try await engine.streamStatistics(callee).packetsReceived
+                return callerPackets > 20 && calleePackets > 20
+            }
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+        }
+    }
+
+    @Test(
+        "Codec order: an empty list keeps pjmedia's order; a custom order leads; bad orders throw invalidConfiguration")
+    func codecOrderConfiguration() async throws {
+        try await EngineHarness.run(media: MediaConfiguration(soundDevice: .null, codecOrder: [])) { h in
+            let codecs = try await h.engine.codecs()
+            let first = try #require(codecs.first)
+            #expect(first.id.hasPrefix("speex/16000"), "\(codecs)")
+        }
+        try await EngineHarness.run(media: MediaConfiguration(soundDevice: .null, codecOrder: ["pcma", "GSM"])) { h in
+            let ids = try await h.engine.codecs().map(\.id)
+            #expect(Array(ids.prefix(2)) == ["PCMA/8000/1", "GSM/8000/1"], "\(ids)")
+        }
+        for order in [
+            ["nosuchcodec"], ["PCMU", ""], ["PCMU", "pcmu"], ["PC MU"], Array(repeating: "PCMU", count: 33),
+        ] {
+            let engine = PJSUA()
+            var configuration = Configuration(transports: loopbackUDP, media: MediaConfiguration(soundDevice: .null))
+            configuration.media.codecOrder = order
+            await #expect {
+                try await engine.start(configuration)
+            } throws: { error in
+                guard case .invalidConfiguration(let text) = error as? PJSUAUsageError else { return false }
+                return text.contains("codecOrder")
+            }
+            await engine.shutdown()
+        }
+    }
+
+    @Test("Codec order: the INVITE offers opus first; a sipp UAS answering PCMU only still gets a PCMU call")
+    func defaultOrderAgainstPCMUOnlyPeer() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.log.first("active audio") { $0.hasActiveAudio(call) }
+            #expect(try await h.engine.callInfo(call).audioCodec == "PCMU/8000")
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        _ = try await sipp.finish()
+        let invite = try #require(
+            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+        let names = try AudioOffer(invite.lines).codecNames
+        #expect(names.first == "opus/48000/2", "\(names)")
+        #expect(
+            Array(names.prefix(4).map { $0.split(separator: "/")[0] }) == ["opus", "g722", "pcmu", "pcma"], "\(names)")
+    }
+
+    @Test(
+        "CLI: swiftpjsua call --codecs PCMU,opus --rtp-ports A-B puts PCMU then opus first in the INVITE, on a port of A-B"
+    )
+    func cliCodecsAndRTPPorts() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas", folder: folder)
+        defer { sipp.stop() }
+        let low = UInt16.random(in: 15...19) * 1000
+        let cli = try PeerProcess(
+            "swiftpjsua-call", executable: Repository.tool.path,
+            arguments: [
+                "call", sipp.uri, "--codecs", "PCMU,opus", "--rtp-ports", "\(low)-\(low + 199)", "--hangup-after",
+                "0.5",
+            ], folder: folder)
+        defer { cli.stop() }
+        #expect(try await cli.waitForExit(timeout: .seconds(15)) == 0, "\(cli.output)")
+        _ = try await sipp.finish()
+        let invite = try #require(
+            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+        let names = try AudioOffer(invite.lines).codecNames
+        #expect(Array(names.prefix(2)) == ["pcmu/8000", "opus/48000/2"], "\(names)")
+        let port = try #require(AudioOffer.port(invite.lines))
+        #expect((Int(low)...Int(low) + 199).contains(port), "\(port)")
+
+        let bad = try PeerProcess(
+            "swiftpjsua-bad", executable: Repository.tool.path,
+            arguments: ["call", sipp.uri, "--rtp-ports", "5000"], folder: folder)
+        defer { bad.stop() }
+        #expect(try await bad.waitForExit(timeout: .seconds(10)) == 64, "\(bad.output)")
+    }
+
+    @Test("RTP ports: with 4000–4199 held by another program, the first call on the default range still gets media")
+    func rtpPortsHeldByAnotherProgram() async throws {
+        let held = HeldPorts(4000...4199)
+        defer { held.close() }
+        try await EngineHarness.run(rtpPorts: MediaConfiguration().rtpPorts) { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.poll("RTP both ways") { engine in
+                let callerPackets = try await engine.streamStatistics(caller).packetsReceived
+                let calleePackets = try await engine.streamStatistics(callee).packetsReceived
+                return callerPackets > 20 && calleePackets > 20
+            }
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+        }
+    }
+
+    @Test("RTP ports: two swiftpjsua processes on one host, with 4000–4199 held, both get media on their first call")
+    func twoCLIProcessesBothGetMedia() async throws {
+        let held = HeldPorts(4000...4199)
+        defer { held.close() }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+        let port = FreePort.udp()
+        let listener = try PeerProcess(
+            "swiftpjsua-listen", executable: Repository.tool.path,
+            arguments: [
+                "listen", "--port", String(port), "--play", tone.path, "--record", folder.file("listener.wav").path,
+            ], folder: folder)
+        defer { listener.stop() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !FreePort.isUDPBound(port) {
+            try #require(
+                ContinuousClock.now < deadline && listener.exitStatus == nil, "listen did not bind: \(listener.output)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let caller = try PeerProcess(
+            "swiftpjsua-call", executable: Repository.tool.path,
+            arguments: [
+                "call", "sip:cli@127.0.0.1:\(port)", "--port", "0", "--play", tone.path, "--record",
+                folder.file("caller.wav").path, "--hangup-after", "2",
+            ], folder: folder)
+        defer { caller.stop() }
+        #expect(try await caller.waitForExit(timeout: .seconds(15)) == 0, "\(caller.output)")
+        // The listener closes its recording when the call ends.
+        let closed = ContinuousClock.now + .seconds(5)
+        while !listener.output.contains("DISCONNECTED") && ContinuousClock.now < closed {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        listener.stop()
+        for name in ["caller.wav", "listener.wav"] {
+            let analysis = ToneAnalysis(try WAVAudio(contentsOf: folder.file(name)), frequency: 1000)
+            #expect(analysis.detected(), "\(name): \(analysis)")
+        }
+    }
+}
