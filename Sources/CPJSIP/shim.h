@@ -1735,13 +1735,14 @@ static inline pj_status_t cpj_call_hangup_no_answer(pjsua_call_id call_id) {
     return pjsua_call_hangup(call_id, 0, NULL, &msg_data);
 }
 /* Whether a client INVITE transaction is the one that set up its dialog (not a re-INVITE):
- * its CSeq is the dialog's first. That transaction's end can be reported after the call is
+ * a dialog we created (UAC) and its first CSeq; a dialog we answered starts its own CSeq
+ * with our first re-INVITE. That transaction's end can be reported after the call is
  * confirmed, where a re-INVITE's outcome is awaited. */
 static inline int cpj_tsx_is_initial_invite(pjsip_transaction *tsx) {
     pjsip_dialog *dlg;
     if (!tsx || tsx->method.id != PJSIP_INVITE_METHOD || tsx->role != PJSIP_ROLE_UAC) return 0;
     dlg = pjsip_tsx_get_dlg(tsx);
-    return dlg && tsx->cseq == dlg->local.first_cseq;
+    return dlg && dlg->role == PJSIP_ROLE_UAC && tsx->cseq == dlg->local.first_cseq;
 }
 /* ==== End of offer/answer edge cases. ==== */
 

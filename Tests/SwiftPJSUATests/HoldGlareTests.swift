@@ -15,10 +15,11 @@ extension EngineTests {
         event.media(of: call)?.contains { $0.type == .audio && $0.status == .localHold } == true
     }
 
-    /// The re-INVITEs sipp received (every INVITE after the first), with their SDP direction.
-    static func reinviteDirections(_ sipp: Sipp) -> [String] {
+    /// The re-INVITEs sipp received, with their SDP direction: every INVITE after the first
+    /// (`after` 1, sipp answered the call) or every INVITE (`after` 0, sipp placed it).
+    static func reinviteDirections(_ sipp: Sipp, after initial: Int = 1) -> [String] {
         let invites = sipp.messageBlocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("INVITE ") }
-        return invites.dropFirst().map { invite in
+        return invites.dropFirst(initial).map { invite in
             invite.lines.first { ["a=sendonly", "a=recvonly", "a=sendrecv", "a=inactive"].contains($0) } ?? "none"
         }
     }
@@ -46,6 +47,33 @@ extension EngineTests {
         }
         let result = try await sipp.finish()
         #expect(result.successfulCalls == 1, "\(result)")
+    }
+
+    @Test("Hold lost to glare on a call we answered: the 491 is retried within 0–2 s, and the retry's 200 holds the call")
+    func holdRetriedAfterGlareAsCallee() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_reinvite_491_then_200.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.log.first("audio") { $0.hasActiveAudio(call) }
+            let start = ContinuousClock.now
+            try await h.engine.setHold(call)
+            try await h.log.first("held", timeout: .seconds(10)) { Self.isLocalHold($0, of: call) }
+            let elapsed = ContinuousClock.now - start
+            // RFC 3261 §14.1: the far end chose the Call-ID, so 0–2 s (plus round trips).
+            #expect(elapsed < .milliseconds(2100), "held after \(elapsed)")
+            #expect(!h.log.events.contains { Self.reinviteFailure($0, of: call) != nil })
+            #expect(Self.reinviteDirections(sipp, after: 0) == ["a=sendonly", "a=sendonly"])
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+        }
     }
 
     @Test("Hold always answered 491: three tries, then reinviteFailed (hold, 491, 3 attempts) and no hold reported")
