@@ -1656,9 +1656,10 @@ static inline pj_bool_t cpj_same_sdp_origin(const pjmedia_sdp_session *a, const 
 }
 
 /* With accept_multiple_sdp_answers (pjsip's default) every unreliable 18x with SDP is
- * negotiated again, and pjsua rebuilds the stream and reports media each time, even for the
- * same answer repeated (a UAS resending 183 while it rings): ringback or early media loses
- * its start each time. A response whose SDP has the o= session id and version of the
+ * negotiated again and pjsua updates the call's media and reports it each time, even for
+ * the same answer repeated (a UAS resending 183 while it rings): the app sees a media change
+ * that is none, and whatever it does on one (restart ringback or early-media playout)
+ * cuts the audio's start. A response whose SDP has the o= session id and version of the
  * dialog's active answer carries no new answer: its body is dropped here, before the
  * transaction layer hands it on, and pjsip sees an 18x without SDP. */
 static inline pj_bool_t cpj_offer_on_rx_response(pjsip_rx_data *rdata) {
