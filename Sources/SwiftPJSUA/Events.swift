@@ -63,6 +63,12 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// we placed that was still ringing). ``call`` is the replaced call.
     case callReplaced(CallReplacement)
 
+    /// A re-INVITE that ``PJSUA/setHold(_:)`` or ``PJSUA/resume(_:)`` sent was refused and the
+    /// engine gave up on it: 491 Request Pending (re-INVITE glare, RFC 3261 §14.1) to
+    /// ``ReinviteFailure/attempts`` tries in a row, or any other 3xx–6xx at once. The call
+    /// stays up with the media it had; no ``callMediaState(_:)`` follows for it.
+    case reinviteFailed(ReinviteFailure)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
@@ -77,6 +83,7 @@ public enum PJSUAEvent: Sendable, Hashable {
         case .mediaInactivity(let payload): payload.call
         case .transportLoss(let payload): payload.call
         case .callReplaced(let replacement): replacement.call
+        case .reinviteFailed(let failure): failure.call
         }
     }
 }

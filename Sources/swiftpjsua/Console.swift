@@ -87,6 +87,9 @@ final class EventPrinter: Sendable {
             line("replaced \(name(replacement.call)) by \(name(replacement.replacement))")
         case .transportLoss(let loss):
             line("transport-lost \(name(loss.call)) \(loss.connection) \(loss.reason): \(loss.action.rawValue)")
+        case .reinviteFailed(let failure):
+            let call = name(failure.call)
+            line("reinvite-failed \(call) \(failure.purpose.rawValue) \(failure.statusCode) after \(failure.attempts) attempts")
         }
     }
 }

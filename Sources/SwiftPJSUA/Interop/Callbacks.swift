@@ -17,6 +17,10 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         call: call, state: info.state, sipCallID: info.sipCallID,
         lastStatus: info.lastStatus, reason: reason)))
     Native.updateRingback(bridge: bridge, call: call, slot: slot, state: info)
+    // Our 200 made the offer and the ACK brought no answer: there is no session to keep.
+    if info.state == .confirmed && cpj_call_confirmed_without_answer(slot) != 0 {
+        Native.endWithoutAnswer(call, bridge: bridge)
+    }
     if info.state == .disconnected {
         Handles.forget(call)
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }

@@ -363,6 +363,8 @@ func onCallTransactionState(
     var local: pj_bool_t = 0
     let code = Int(cpj_event_reinvite_outcome(transaction, event, &local))
     guard code >= 200 else { return }
+    // A hold or resume: a 491 is retried, a refusal reported.
+    if cpj_tsx_is_initial_invite(transaction) == 0 { Native.reofferAnswered(call, code: code, bridge: bridge) }
     // 408, 481 or a failure pjsip made up itself (no connection, no answer): nobody is there.
     let peerGone = code == 408 || code == 481 || local != 0
     guard bridge.deadPeers.endRecovery(of: call, recovered: !peerGone), peerGone else { return }

@@ -104,6 +104,9 @@ enum Native {
             try PJ.check(cpj_register_expires_guard(), "pjsip_endpt_register_module")
             // Decline (603) an INVITE with Replaces for a call the app has already hung up.
             try PJ.check(cpj_register_replaces_check(), "pjsip_endpt_register_module")
+            // 488 (not 500) for a re-INVITE offer with no codec in common; no renegotiation
+            // for an 18x repeating the early answer.
+            try PJ.check(cpj_register_offer_answer_module(), "pjsip_endpt_register_module")
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []

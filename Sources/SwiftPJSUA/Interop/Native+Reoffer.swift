@@ -1,0 +1,75 @@
+import CPJSIP
+import Foundation
+
+/// A hold or resume re-INVITE the engine sent and awaits the answer to.
+struct PendingReoffer: Sendable {
+    var purpose: ReinvitePurpose
+    var attempts: Int
+}
+
+extension Native {
+    /// Hold and resume re-INVITEs awaiting their final response, by call generation
+    /// (unique in the process, so entries of an engine that stopped match no later call).
+    static let pendingReoffers = Protected<[UInt64: PendingReoffer]>([:])
+
+    /// Sends `purpose`'s re-INVITE on `slot` and remembers it, so that its final response is
+    /// followed up (a 491 retried, a refusal reported). Engine thread.
+    static func sendReoffer(_ call: Call, slot: pjsua_call_id, purpose: ReinvitePurpose, attempts: Int = 1)
+        throws(PJSUAError)
+    {
+        // Before the send: the answer can arrive on a worker thread before it returns.
+        pendingReoffers.withLock { $0[call.generation] = PendingReoffer(purpose: purpose, attempts: attempts) }
+        do {
+            switch purpose {
+            case .hold: try hold(slot)
+            case .resume: try resume(slot)
+            }
+        } catch {
+            _ = pendingReoffers.withLock { $0.removeValue(forKey: call.generation) }
+            throw error
+        }
+    }
+
+    /// The wait before re-sending an offer refused with 491 (RFC 3261 §14.1): a random
+    /// multiple of 10 ms in 2.1–4 s when we chose the Call-ID (we placed the call), else 0–2 s.
+    static func glareDelay(weChoseCallID: Bool) -> Duration {
+        .milliseconds(10 * (weChoseCallID ? Int.random(in: 210...400) : Int.random(in: 0...200)))
+    }
+
+    /// Follows up the final response `code` of a re-INVITE of `call` (from
+    /// `on_call_tsx_state`): nothing for a 2xx or a re-INVITE the app did not ask for;
+    /// a 491 is retried after ``glareDelay(weChoseCallID:)`` up to
+    /// ``PJSUA/reinviteGlareAttempts`` tries; any other refusal is reported.
+    static func reofferAnswered(_ call: Call, code: Int, bridge: EngineBridge) {
+        guard let pending = pendingReoffers.withLock({ $0.removeValue(forKey: call.generation) }), code >= 300
+        else { return }
+        guard code == 491, pending.attempts < PJSUA.reinviteGlareAttempts else {
+            bridge.hub.emit(.reinviteFailed(ReinviteFailure(
+                call: call, purpose: pending.purpose, statusCode: code, attempts: pending.attempts)))
+            return
+        }
+        _ = bridge.executor.post {
+            guard EngineBridge.active() === bridge, let slot = Handles.liveSlot(call),
+                let info = readCallInfo(slot, call: call)
+            else { return }
+            let delay = glareDelay(weChoseCallID: info.info.role == .caller)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay / .milliseconds(1)))) {
+                _ = bridge.executor.post { retryReoffer(call, pending, bridge: bridge) }
+            }
+        }
+    }
+
+    /// Sends a 491-refused offer again, if the call is still confirmed; reports the glare as
+    /// the outcome when the call cannot take it (pjsua refuses, an INVITE still open).
+    private static func retryReoffer(_ call: Call, _ pending: PendingReoffer, bridge: EngineBridge) {
+        guard EngineBridge.active() === bridge, let slot = Handles.liveSlot(call),
+            readCallState(slot, call: call)?.state == .confirmed
+        else { return }
+        do {
+            try sendReoffer(call, slot: slot, purpose: pending.purpose, attempts: pending.attempts + 1)
+        } catch {
+            bridge.hub.emit(.reinviteFailed(ReinviteFailure(
+                call: call, purpose: pending.purpose, statusCode: 491, attempts: pending.attempts)))
+        }
+    }
+}

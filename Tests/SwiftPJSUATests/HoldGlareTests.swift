@@ -1,0 +1,110 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+/// Hold and resume against a far end whose re-INVITE crossed ours (RFC 3261 §14.1, issue 15).
+extension EngineTests {
+    /// The reinviteFailed payload of an event of `call`, if it is one.
+    static func reinviteFailure(_ event: PJSUAEvent, of call: Call) -> ReinviteFailure? {
+        if case .reinviteFailed(let failure) = event, failure.call == call { return failure }
+        return nil
+    }
+
+    static func isLocalHold(_ event: PJSUAEvent, of call: Call) -> Bool {
+        event.media(of: call)?.contains { $0.type == .audio && $0.status == .localHold } == true
+    }
+
+    /// The re-INVITEs sipp received, with their SDP direction: every INVITE after the first
+    /// (`after` 1, sipp answered the call) or every INVITE (`after` 0, sipp placed it).
+    static func reinviteDirections(_ sipp: Sipp, after initial: Int = 1) -> [String] {
+        let invites = sipp.messageBlocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("INVITE ") }
+        return invites.dropFirst(initial).map { invite in
+            invite.lines.first { ["a=sendonly", "a=recvonly", "a=sendrecv", "a=inactive"].contains($0) } ?? "none"
+        }
+    }
+
+    @Test("Hold lost to glare: a 491 is retried after 2.1–4 s on a call we placed, and the retry's 200 holds the call")
+    func holdRetriedAfterGlare() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas_reinvite_491_then_200.xml", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.log.first("audio") { $0.hasActiveAudio(call) }
+            let start = ContinuousClock.now
+            try await h.engine.setHold(call)
+            try await h.log.first("held", timeout: .seconds(10)) { Self.isLocalHold($0, of: call) }
+            let elapsed = ContinuousClock.now - start
+            // RFC 3261 §14.1: we chose the Call-ID, so 2.1–4 s (plus a round trip on 127.0.0.1).
+            #expect(elapsed >= .milliseconds(2100) && elapsed < .milliseconds(4500), "held after \(elapsed)")
+            #expect(!h.log.events.contains { Self.reinviteFailure($0, of: call) != nil })
+            #expect(Self.reinviteDirections(sipp) == ["a=sendonly", "a=sendonly"])
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        let result = try await sipp.finish()
+        #expect(result.successfulCalls == 1, "\(result)")
+    }
+
+    @Test("Hold lost to glare on a call we answered: the 491 is retried within 0–2 s, and the retry's 200 holds the call")
+    func holdRetriedAfterGlareAsCallee() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_reinvite_491_then_200.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.log.first("audio") { $0.hasActiveAudio(call) }
+            let start = ContinuousClock.now
+            try await h.engine.setHold(call)
+            try await h.log.first("held", timeout: .seconds(10)) { Self.isLocalHold($0, of: call) }
+            let elapsed = ContinuousClock.now - start
+            // RFC 3261 §14.1: the far end chose the Call-ID, so 0–2 s (plus round trips).
+            #expect(elapsed < .milliseconds(2100), "held after \(elapsed)")
+            #expect(!h.log.events.contains { Self.reinviteFailure($0, of: call) != nil })
+            #expect(Self.reinviteDirections(sipp, after: 0) == ["a=sendonly", "a=sendonly"])
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+        }
+    }
+
+    @Test("Hold always answered 491: three tries, then reinviteFailed (hold, 491, 3 attempts) and no hold reported")
+    func holdGlareGivesUp() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas_reinvite_always_491.xml", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.log.first("audio") { $0.hasActiveAudio(call) }
+            let start = ContinuousClock.now
+            try await h.engine.setHold(call)
+            let event = try await h.log.first("reinvite failed", timeout: .seconds(15)) {
+                Self.reinviteFailure($0, of: call) != nil
+            }
+            let elapsed = ContinuousClock.now - start
+            let failure = try #require(Self.reinviteFailure(event, of: call))
+            #expect(failure == ReinviteFailure(call: call, purpose: .hold, statusCode: 491, attempts: 3))
+            #expect(failure.attempts == PJSUA.reinviteGlareAttempts)
+            // Two waits of 2.1–4 s each between the three tries.
+            #expect(elapsed >= .milliseconds(4200) && elapsed < .milliseconds(8500), "failed after \(elapsed)")
+            #expect(!h.log.events.contains { Self.isLocalHold($0, of: call) })
+            #expect(h.log.events.filter { Self.reinviteFailure($0, of: call) != nil }.count == 1)
+            #expect(Self.reinviteDirections(sipp) == ["a=sendonly", "a=sendonly", "a=sendonly"])
+            #expect(try await h.engine.callInfo(call).state == .confirmed)
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        let result = try await sipp.finish()
+        #expect(result.successfulCalls == 1, "\(result)")
+    }
+}
