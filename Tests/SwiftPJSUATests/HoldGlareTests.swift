@@ -65,8 +65,10 @@ extension EngineTests {
             try await h.engine.setHold(call)
             try await h.log.first("held", timeout: .seconds(10)) { Self.isLocalHold($0, of: call) }
             let elapsed = ContinuousClock.now - start
-            // RFC 3261 §14.1: the far end chose the Call-ID, so 0–2 s (plus round trips).
-            #expect(elapsed < .milliseconds(2100), "held after \(elapsed)")
+            // RFC 3261 §14.1: the far end chose the Call-ID, so 0–2 s, plus the two re-INVITE
+            // round trips and the 491 (loopback, but a loaded machine can add a few hundred
+            // ms). A caller's 2.1–4 s delay exceeds the bound three times in four.
+            #expect(elapsed < .milliseconds(2600), "held after \(elapsed)")
             #expect(!h.log.events.contains { Self.reinviteFailure($0, of: call) != nil })
             #expect(Self.reinviteDirections(sipp, after: 0) == ["a=sendonly", "a=sendonly"])
             try await h.engine.hangup(call)
