@@ -25,15 +25,17 @@ enum Listen {
         let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
         try await engine.start(configuration(options: options, port: UInt16(port)))
         if await signals.shutDownIfSignalled(engine) { return 0 }
-        if let transport = try await engine.transports().first {
-            printer.line("listening on \(transport.type.rawValue) \(transport.host):\(transport.port)")
-        }
         let (_, usable) = try await setUpAccount(
             engine: engine, options: AccountOptions(options), events: events, printer: printer)
         guard usable else {
             await engine.shutdown()
             out("registration failed")
             return 1
+        }
+        // Printed once calls can be taken: the account exists (an INVITE that arrives between
+        // the transport's bind and the account's creation is answered 480).
+        if let transport = try await engine.transports().first {
+            printer.line("listening on \(transport.type.rawValue) \(transport.host):\(transport.port)")
         }
         let echoTotals = Echo.Totals()
         var attached: Set<Call> = []

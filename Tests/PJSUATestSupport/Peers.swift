@@ -237,6 +237,13 @@ public final class PeerProcess: Sendable {
         }
     }
 
+    /// Waits until a `swiftpjsua listen` process can take calls: it prints its `listening on`
+    /// line once its account exists, after its transport is bound.
+    /// - Throws: ``TimedOut`` when it exits or `timeout` passes first.
+    public func waitUntilListening(timeout: Duration = .seconds(10)) async throws {
+        try await waitForOutput(containing: "listening on", timeout: timeout)
+    }
+
     /// Everything the process printed so far.
     public var output: String {
         (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""

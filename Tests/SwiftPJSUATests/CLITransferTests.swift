@@ -6,19 +6,18 @@ import Testing
 // Issue 15, item 9: the command-line tool through a blind transfer, on both sides, with three
 // `swiftpjsua` processes; and its wait before exit for a retransmitted 2xx.
 
-/// A `swiftpjsua` process started with `arguments`; for `listen`, once it has bound `port`.
+/// A `swiftpjsua` process started with `arguments`; for `listen` (`port` given), once it
+/// can take calls on `port`.
 private func launchTool(
     _ name: String, _ arguments: [String], listeningOn port: UInt16? = nil, folder: TemporaryFolder
 ) async throws -> PeerProcess {
     let tool = try PeerProcess(name, executable: Repository.tool.path, arguments: arguments, folder: folder)
-    guard let port else { return tool }
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !FreePort.isUDPBound(port) {
-        guard ContinuousClock.now < deadline, tool.exitStatus == nil else {
-            tool.stop()
-            throw TimedOut(what: "\(name) to listen on \(port)", seen: [tool.output])
-        }
-        try await Task.sleep(for: .milliseconds(20))
+    guard port != nil else { return tool }
+    do {
+        try await tool.waitUntilListening()
+    } catch {
+        tool.stop()
+        throw error
     }
     return tool
 }

@@ -723,11 +723,7 @@ extension EngineTests {
                 "--transfer-to", "sip:elsewhere@127.0.0.1:5999", "--hold-after", "0.3",
             ], folder: folder)
         defer { cli.stop() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FreePort.isUDPBound(port) {
-            try #require(ContinuousClock.now < deadline && cli.exitStatus == nil, "listen did not bind: \(cli.output)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await cli.waitUntilListening()
         try await EngineHarness.run { h in
             try await h.engine.setTransferRequestHandler { _ in .reject(statusCode: 603) }
             let call = try await h.engine.makeCall(to: "sip:cli@127.0.0.1:\(port)", from: h.account)

@@ -197,12 +197,7 @@ extension EngineTests {
                 "listen", "--port", String(port), "--play", tone.path, "--record", folder.file("listener.wav").path,
             ], folder: folder)
         defer { listener.stop() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FreePort.isUDPBound(port) {
-            try #require(
-                ContinuousClock.now < deadline && listener.exitStatus == nil, "listen did not bind: \(listener.output)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await listener.waitUntilListening()
         let caller = try PeerProcess(
             "swiftpjsua-call", executable: Repository.tool.path,
             arguments: [

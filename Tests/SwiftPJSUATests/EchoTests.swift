@@ -16,11 +16,7 @@ extension EngineTests {
             "swiftpjsua-echo", executable: Repository.tool.path,
             arguments: ["listen", "--port", String(port), "--echo"], folder: folder)
         defer { echo.stop() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FreePort.isUDPBound(port) {
-            try #require(ContinuousClock.now < deadline && echo.exitStatus == nil, "listen did not bind: \(echo.output)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await echo.waitUntilListening()
         try await EngineHarness.run { h in
             try await h.engine.setCodecPriority("PCMU", 255)
             let call = try await h.engine.makeCall(to: "sip:echo@127.0.0.1:\(port)", from: h.account)

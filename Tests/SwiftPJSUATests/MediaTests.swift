@@ -88,12 +88,7 @@ extension EngineTests {
             "swiftpjsua-listen", executable: Repository.tool.path,
             arguments: ["listen", "--port", String(port), "--play", tone.path], folder: folder)
         defer { callee.stop() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FreePort.isUDPBound(port) {
-            try #require(
-                ContinuousClock.now < deadline && callee.exitStatus == nil, "listen did not bind: \(callee.output)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await callee.waitUntilListening()
         try await EngineHarness.run { h in
             try await h.engine.setCodecPriority("PCMU", 255)
             let call = try await h.engine.makeCall(to: "sip:bob@127.0.0.1:\(port)", from: h.account)

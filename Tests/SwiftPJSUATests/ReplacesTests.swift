@@ -457,11 +457,7 @@ extension EngineTests {
             "swiftpjsua-listen", executable: Repository.tool.path, arguments: ["listen", "--port", String(port)],
             folder: folder)
         defer { cli.stop() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !FreePort.isUDPBound(port) {
-            try #require(ContinuousClock.now < deadline && cli.exitStatus == nil, "listen did not bind: \(cli.output)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await cli.waitUntilListening()
         let peer = try RawSIPPeer()
         defer { peer.close() }
         let first = Self.replacesInvite(callID: "cli-replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
