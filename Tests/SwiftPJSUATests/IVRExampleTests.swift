@@ -21,13 +21,9 @@ extension EngineTests {
                 "swiftpjsua-ivr", executable: Repository.executable("swiftpjsua-ivr").path,
                 arguments: ["--port", String(port), "--prompt", prompt.path, "--transfer-to", desk], folder: folder)
             defer { ivr.stop() }
-            let deadline = ContinuousClock.now + .seconds(10)
             // "listening" comes once its account is added: an INVITE between the transport's
             // bind and that would find no account and get 480.
-            while !ivr.output.contains("ivr listening on") {
-                try #require(ContinuousClock.now < deadline && ivr.exitStatus == nil, "ivr did not start: \(ivr.output)")
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await ivr.waitForOutput(containing: "ivr listening on", timeout: .seconds(10))
             let call = try await h.engine.makeCall(to: "sip:ivr@127.0.0.1:\(port)", from: h.account)
             try await h.log.first("audio active") { $0.hasActiveAudio(call) }
             let format = AudioFrameFormat(sampleRate: 8000)
@@ -185,13 +181,9 @@ extension EngineTests {
                 "swiftpjsua-ivr-say", executable: Repository.executable("swiftpjsua-ivr").path,
                 arguments: ["--port", String(port), "--say", text], folder: folder)
             defer { ivr.stop() }
-            let deadline = ContinuousClock.now + .seconds(20)
             // "listening" comes once its account is added: an INVITE between the transport's
             // bind and that would find no account and get 480.
-            while !ivr.output.contains("ivr listening on") {
-                try #require(ContinuousClock.now < deadline && ivr.exitStatus == nil, "ivr did not start: \(ivr.output)")
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await ivr.waitForOutput(containing: "ivr listening on", timeout: .seconds(20))
             let call = try await h.engine.makeCall(to: "sip:ivr@127.0.0.1:\(port)", from: h.account)
             try await h.log.first("audio active") { $0.hasActiveAudio(call) }
             let format = AudioFrameFormat(sampleRate: 8000)
