@@ -2,30 +2,86 @@
 //
 // swift-pjsua: an async Swift wrapper over PJSIP's high-level C API (pjsua).
 //
-// Linux (and any system with pjproject's pkg-config file): `CPJSIP` is a system
-// library module over `pkg-config libpjproject` (pjproject 2.12 to 2.17);
-// `scripts/provision.sh` builds and installs pjproject 2.17 when none is found.
+// Where `CPJSIP` (the one module the engine imports from C) finds pjproject is chosen here,
+// by the host that evaluates this manifest, with no environment variable needed:
 //
-// Apple platforms: iOS apps use a prebuilt PJSIP xcframework. Point
-// `SWIFT_PJSUA_PJSIP_XCFRAMEWORK` at it (an absolute path) and `CPJSIP` becomes a
-// thin C target over that binary target instead (see README, "Apple platforms").
+// - Linux (and any non-Apple host): a system-library module over `pkg-config libpjproject`
+//   (pjproject 2.12 to 2.17). `scripts/provision.sh` builds and installs pjproject 2.17 when
+//   none is found. Resolves and builds offline: nothing is downloaded.
+// - Apple hosts (Xcode, `swift build` on a Mac): a thin C target over a prebuilt PJSIP
+//   xcframework, pinned below by URL and SHA-256 checksum (PJSIP 2.17.0, iOS device and
+//   simulator slices, arm64). SwiftPM downloads it once and verifies the checksum.
+//
+// Overrides (see README, "Installation"):
+// - a `PJSIP.xcframework` folder at the package root (a local checkout of this package,
+//   added to Xcode with "Add Local...") is used instead of the pinned one: this is how a team
+//   ships its own build, for example one with a macOS slice;
+// - `SWIFT_PJSUA_PJSIP` (command-line builds only: Xcode does not pass shell variables to
+//   package resolution) forces one route: `pkg-config` (macOS with Homebrew's pjproject),
+//   `xcframework` (the pinned artifact, also on Linux: the manifest test evaluates the Apple
+//   configuration that way), or the path of an xcframework relative to the package root.
 import Foundation
 import PackageDescription
 
-let xcframework = ProcessInfo.processInfo.environment["SWIFT_PJSUA_PJSIP_XCFRAMEWORK"]
+/// The prebuilt PJSIP the Apple configuration links: the `swift-pjsip` 0.2.1 release asset,
+/// PJSIP 2.17.0 built for iOS 15+ (arm64 device and simulator), TLS through Apple's
+/// Network/Security frameworks, no OpenSSL, no opus/speex/GSM. Bump URL and checksum together.
+let pinnedPJSIPURL =
+    "https://github.com/laconicman/swift-pjsip/releases/download/0.2.1/PJSIP.xcframework-2.17.0-288de6142.zip"
+let pinnedPJSIPChecksum = "36f49d1abc62010184439e8d56a45c292307ed5321bff47a983cd1390c282dda"
 
-var cTargets: [Target]
-if let xcframework, !xcframework.isEmpty {
-    cTargets = [
-        .binaryTarget(name: "PJSIP", path: xcframework),
+/// Where pjproject comes from, as chosen by the host, the package folder and the override.
+enum PJSIPRoute {
+    case pkgConfig
+    case pinnedXCFramework
+    case localXCFramework(path: String)
+}
+
+func chosenRoute() -> PJSIPRoute {
+    let override = ProcessInfo.processInfo.environment["SWIFT_PJSUA_PJSIP"] ?? ""
+    switch override {
+    case "pkg-config": return .pkgConfig
+    case "xcframework": return .pinnedXCFramework
+    case "": break
+    default: return .localXCFramework(path: override)
+    }
+    let local = "PJSIP.xcframework"
+    if FileManager.default.fileExists(atPath: Context.packageDirectory + "/" + local) {
+        return .localXCFramework(path: local)
+    }
+    #if os(macOS)
+    return .pinnedXCFramework
+    #else
+    return .pkgConfig
+    #endif
+}
+
+/// The system frameworks the xcframework's static library refers to. A binary target cannot
+/// carry linker settings, so the C target over it does, and every app linking SwiftPJSUA
+/// gets them. libc++ because the archive also holds pjsua2's C++ objects.
+let appleLinkage: [LinkerSetting] = [
+    "AVFoundation", "AudioToolbox", "CoreAudio", "CoreMedia", "CoreVideo", "VideoToolbox",
+    "MetalKit", "Network", "Security",
+].map { .linkedFramework($0, .when(platforms: [.iOS, .macOS])) }
+    + [.linkedLibrary("c++", .when(platforms: [.iOS, .macOS]))]
+
+/// `CPJSIP` over an xcframework: Sources/CPJSIPBinary includes the same shim header.
+func binaryCPJSIP(_ binary: Target) -> [Target] {
+    [
+        binary,
         .target(
             name: "CPJSIP",
             dependencies: ["PJSIP"],
             path: "Sources/CPJSIPBinary",
-            cSettings: [.define("PJ_AUTOCONF", to: "1")]
+            cSettings: [.define("PJ_AUTOCONF", to: "1")],
+            linkerSettings: appleLinkage
         ),
     ]
-} else {
+}
+
+let cTargets: [Target]
+switch chosenRoute() {
+case .pkgConfig:
     cTargets = [
         .systemLibrary(
             name: "CPJSIP",
@@ -35,6 +91,10 @@ if let xcframework, !xcframework.isEmpty {
             providers: [.brew(["pjproject"]), .yum(["pjproject-devel"])]
         )
     ]
+case .pinnedXCFramework:
+    cTargets = binaryCPJSIP(.binaryTarget(name: "PJSIP", url: pinnedPJSIPURL, checksum: pinnedPJSIPChecksum))
+case .localXCFramework(let path):
+    cTargets = binaryCPJSIP(.binaryTarget(name: "PJSIP", path: path))
 }
 
 let package = Package(

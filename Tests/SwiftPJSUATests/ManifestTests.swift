@@ -1,0 +1,160 @@
+import Foundation
+import PJSUATestSupport
+import Testing
+
+/// Package.swift declares a different graph on Apple hosts (a C target over the pinned PJSIP
+/// xcframework) than here (a pkg-config system library). Nobody builds the Apple graph on this
+/// machine, so these tests evaluate the manifest in each configuration with
+/// `swift package dump-package` and check what it declares: a typo in the Apple branch fails
+/// `make test` instead of an iOS engineer's first build.
+@Suite("Package manifest")
+struct ManifestTests {
+    /// The artifact the Apple configuration must pin: the swift-pjsip 0.2.1 release asset
+    /// (PJSIP 2.17.0), as that package's own manifest names it.
+    static let artifactURL =
+        "https://github.com/laconicman/swift-pjsip/releases/download/0.2.1/PJSIP.xcframework-2.17.0-288de6142.zip"
+    static let artifactChecksum = "36f49d1abc62010184439e8d56a45c292307ed5321bff47a983cd1390c282dda"
+
+    @Test("the Apple configuration links the pinned xcframework through a C target over it")
+    func appleConfiguration() throws {
+        let manifest = try Manifest.evaluate(route: "xcframework")
+        let binary = try #require(manifest.target("PJSIP"))
+        #expect(binary["type"] as? String == "binary")
+        #expect(binary["url"] as? String == Self.artifactURL)
+        #expect(binary["checksum"] as? String == Self.artifactChecksum)
+        #expect(binary["path"] == nil, "the pinned artifact is fetched by URL, not a local path")
+
+        let cpjsip = try #require(manifest.target("CPJSIP"))
+        #expect(cpjsip["type"] as? String == "regular")
+        #expect(cpjsip["path"] as? String == "Sources/CPJSIPBinary")
+        #expect(manifest.dependencies(of: "CPJSIP") == ["PJSIP"])
+        #expect(manifest.settings(of: "CPJSIP", kind: "define").contains("PJ_AUTOCONF=1"))
+        let frameworks = Set(manifest.settings(of: "CPJSIP", kind: "linkedFramework"))
+        for needed in ["AVFoundation", "AudioToolbox", "CoreAudio", "Network", "Security"] {
+            #expect(frameworks.contains(needed), "CPJSIP must link \(needed) for the static PJSIP library")
+        }
+        #expect(manifest.settings(of: "CPJSIP", kind: "linkedLibrary").contains("c++"))
+        #expect(!manifest.targets.contains { $0["type"] as? String == "system" }, "no pkg-config module on Apple")
+
+        // The C target's public header exists and includes the one shim both routes share.
+        let header = Repository.root.appendingPathComponent("Sources/CPJSIPBinary/include/CPJSIP.h")
+        let text = try String(contentsOf: header, encoding: .utf8)
+        #expect(text.contains("#include \"../../CPJSIP/shim.h\""))
+        let shim = header.deletingLastPathComponent().appendingPathComponent("../../CPJSIP/shim.h").standardized
+        #expect(FileManager.default.fileExists(atPath: shim.path))
+
+        try Self.expectCommonGraph(manifest)
+        let platforms = manifest.platforms
+        #expect(platforms["ios"] == "17.0")
+        #expect(platforms["macos"] == "14.0")
+    }
+
+    @Test("the Linux configuration is the pkg-config module and downloads nothing")
+    func linuxConfiguration() throws {
+        let manifest = try Manifest.evaluate(route: nil)
+        let cpjsip = try #require(manifest.target("CPJSIP"))
+        #expect(cpjsip["type"] as? String == "system")
+        #expect(cpjsip["pkgConfig"] as? String == "libpjproject")
+        #expect(cpjsip["path"] as? String == "Sources/CPJSIP")
+        #expect(manifest.target("PJSIP") == nil)
+        #expect(!manifest.targets.contains { $0["url"] != nil }, "nothing to download on Linux")
+        try Self.expectCommonGraph(manifest)
+    }
+
+    @Test("an xcframework of the team's own replaces the pinned one")
+    func localXCFramework() throws {
+        // By path, relative to the package root, for command-line builds.
+        let named = try Manifest.evaluate(route: "Vendor/PJSIP.xcframework")
+        let binary = try #require(named.target("PJSIP"))
+        #expect(binary["path"] as? String == "Vendor/PJSIP.xcframework")
+        #expect(binary["url"] == nil)
+        #expect(named.dependencies(of: "CPJSIP") == ["PJSIP"])
+
+        // By presence at the root of a local checkout, which is how Xcode users override it.
+        let checkout = try TemporaryFolder("swiftpjsua-manifest")
+        defer { checkout.remove() }
+        try FileManager.default.copyItem(
+            at: Repository.root.appendingPathComponent("Package.swift"), to: checkout.file("Package.swift"))
+        try FileManager.default.createDirectory(
+            at: checkout.file("PJSIP.xcframework"), withIntermediateDirectories: true)
+        let found = try Manifest.evaluate(route: nil, packageRoot: checkout.url)
+        #expect(found.target("PJSIP")?["path"] as? String == "PJSIP.xcframework")
+        #expect(found.target("CPJSIP")?["type"] as? String == "regular")
+    }
+
+    @Test("the README's installation section names the artifact the manifest pins")
+    func readmeNamesTheArtifact() throws {
+        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains(Self.artifactChecksum))
+        #expect(readme.contains("swift-pjsip/releases/download/0.2.1/"))
+    }
+
+    /// What both configurations declare alike: products and the engine's dependency on CPJSIP.
+    static func expectCommonGraph(_ manifest: Manifest) throws {
+        #expect(manifest.products["SwiftPJSUA"] == ["SwiftPJSUA"])
+        #expect(manifest.products["SwiftPJSUAKit"] == ["SwiftPJSUAKit"])
+        #expect(manifest.products["swiftpjsua"] == ["swiftpjsua"])
+        #expect(manifest.dependencies(of: "SwiftPJSUA") == ["CPJSIP"])
+        #expect(manifest.dependencies(of: "SwiftPJSUAKit") == ["SwiftPJSUA"])
+    }
+}
+
+/// The JSON `swift package dump-package` prints, with the few look-ups the tests need.
+struct Manifest {
+    let json: [String: Any]
+
+    /// Evaluates Package.swift in `packageRoot` (the repository by default) with
+    /// `SWIFT_PJSUA_PJSIP` set to `route`, or unset when `nil`. A scratch folder of its own
+    /// keeps it clear of the build that runs these tests.
+    static func evaluate(route: String?, packageRoot: URL = Repository.root) throws -> Manifest {
+        let scratch = try TemporaryFolder("swiftpjsua-dump")
+        defer { scratch.remove() }
+        var arguments = route.map { ["SWIFT_PJSUA_PJSIP=\($0)"] } ?? ["-u", "SWIFT_PJSUA_PJSIP"]
+        arguments += [
+            "swift", "package", "--package-path", packageRoot.path, "--scratch-path", scratch.url.path,
+            "dump-package",
+        ]
+        let result = try #require(commandOutput("/usr/bin/env", arguments), "swift could not be started")
+        try #require(result.status == 0, "dump-package failed: \(result.output)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+        return Manifest(json: try #require(object as? [String: Any]))
+    }
+
+    var targets: [[String: Any]] { json["targets"] as? [[String: Any]] ?? [] }
+
+    func target(_ name: String) -> [String: Any]? { targets.first { $0["name"] as? String == name } }
+
+    /// The names of the targets `name` depends on (by name or as a target).
+    func dependencies(of name: String) -> [String] {
+        let entries = target(name)?["dependencies"] as? [[String: Any]] ?? []
+        return entries.compactMap { entry in
+            ((entry["byName"] ?? entry["target"]) as? [Any])?.first as? String
+        }
+    }
+
+    /// The values of one kind of build setting (`define`, `linkedFramework`, ...) of a target.
+    func settings(of name: String, kind: String) -> [String] {
+        let settings = target(name)?["settings"] as? [[String: Any]] ?? []
+        return settings.compactMap { (($0["kind"] as? [String: Any])?[kind] as? [String: Any])?["_0"] as? String }
+    }
+
+    /// Product name to its target names.
+    var products: [String: [String]] {
+        let list = json["products"] as? [[String: Any]] ?? []
+        return Dictionary(
+            uniqueKeysWithValues: list.compactMap { product in
+                (product["name"] as? String).map { ($0, product["targets"] as? [String] ?? []) }
+            })
+    }
+
+    /// Platform name to its minimum version.
+    var platforms: [String: String] {
+        let list = json["platforms"] as? [[String: Any]] ?? []
+        return Dictionary(
+            uniqueKeysWithValues: list.compactMap { entry in
+                guard let name = entry["platformName"] as? String, let version = entry["version"] as? String
+                else { return nil }
+                return (name, version)
+            })
+    }
+}
