@@ -16,12 +16,12 @@ struct TLSTrustTests {
     }
 
     @Test("The order: Debian's before Fedora's before /etc/ssl/cert.pem")
-    func order() {
+    func order() throws {
         let candidates = TLSConfiguration.systemCAFileCandidates
         #expect(candidates.first == "/etc/ssl/certs/ca-certificates.crt")
-        let fedora = try? #require(candidates.firstIndex(of: "/etc/pki/tls/certs/ca-bundle.crt"))
-        let bsd = try? #require(candidates.firstIndex(of: "/etc/ssl/cert.pem"))
-        #expect((fedora ?? 99) < (bsd ?? 0))
+        let fedora = try #require(candidates.firstIndex(of: "/etc/pki/tls/certs/ca-bundle.crt"))
+        let bsd = try #require(candidates.firstIndex(of: "/etc/ssl/cert.pem"))
+        #expect(fedora < bsd)
         let all = TLSConfiguration.probeSystemTrust(environment: [:]) { _ in true }
         #expect(all == .caFile("/etc/ssl/certs/ca-certificates.crt"))
         let notDebian = TLSConfiguration.probeSystemTrust(environment: [:]) {
