@@ -162,6 +162,26 @@ struct PushIntakeTests {
         #expect(engine.records == [.reRegister(account)])
     }
 
+    @Test("A late VoIP push for a call that already ended is reported and ended at once as remote-ended")
+    func lateVoIPPush() async throws {
+        let router = router(RecordingEngine())
+        await router.bind(account, pushHint: "bob")
+        let call = Call(slot: 2, generation: 5)
+        await router.handle(
+            .incomingCall(
+                IncomingCall(
+                    account: account, call: call, sipCallID: "late@h", from: SIPAddress(uri: "sip:a@h"),
+                    offeredVideo: false)))
+        await router.handle(
+            .callState(CallStateChange(call: call, state: .disconnected, sipCallID: "late@h", lastStatus: 487, reason: "")))
+        let id = CallIdentity.uuid(sipCallID: "late@h")
+        let receipt = router.receiveVoIPPush(
+            ["version": 1, "type": "call", "callID": "late@h", "caller": ["uri": "sip:a@h"] as [String: Any]])
+        #expect(receipt.callUUID == id)
+        #expect(try await router.handleVoIPPush(receipt) == .alreadyEnded(id))
+        #expect(provider.records.suffix(2) == [.newIncomingCall(id, receipt.update), .ended(id, .remoteEnded)])
+    }
+
     @Test("A call push reports first, then prepares the engine for the hint and binds what it registered")
     func coldStartOrder() async throws {
         let registered = Account(slot: 3, generation: 9)

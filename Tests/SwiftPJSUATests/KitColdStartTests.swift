@@ -90,7 +90,7 @@ extension EngineTests {
                 // Only now does alice call, carrying the server's UUID as a real server would.
                 let alice = try Self.caller(
                     "alice", calling: kamailio.aor("bob"), at: kamailio, tone: tone,
-                    extra: ["--header", "X-Call-UUID: \(server.uuidString)", "--hangup-after", "6"], folder: folder,
+                    extra: ["--header", "X-Call-UUID: \(server.uuidString)", "--hangup-after", "30"], folder: folder,
                     name: "alice")
                 defer { alice.stop() }
                 let incoming = try await log.first("the INVITE", timeout: .seconds(15)) { $0.incomingCall != nil }
