@@ -520,7 +520,8 @@ public actor CallRouter {
         push.serverUUID = id
         return VoIPPushReceipt(
             callUUID: id,
-            update: CallUpdate(remoteURI: push.caller.uri, displayName: push.caller.displayName, hasVideo: push.hasVideo),
+            update: CallUpdate(
+                remoteURI: push.caller.uri, displayName: push.caller.displayName, hasVideo: push.hasVideo),
             content: .call(push))
     }
 

@@ -173,7 +173,8 @@ struct PushIntakeTests {
                     account: account, call: call, sipCallID: "late@h", from: SIPAddress(uri: "sip:a@h"),
                     offeredVideo: false)))
         await router.handle(
-            .callState(CallStateChange(call: call, state: .disconnected, sipCallID: "late@h", lastStatus: 487, reason: "")))
+            .callState(
+                CallStateChange(call: call, state: .disconnected, sipCallID: "late@h", lastStatus: 487, reason: "")))
         let id = CallIdentity.uuid(sipCallID: "late@h")
         let receipt = router.receiveVoIPPush(
             ["version": 1, "type": "call", "callID": "late@h", "caller": ["uri": "sip:a@h"] as [String: Any]])
@@ -187,13 +188,15 @@ struct PushIntakeTests {
         let registered = Account(slot: 3, generation: 9)
         let engine = ColdStartEngine(provider: provider, ready: ["bob@example.com": registered])
         let router = router(engine)
-        let push = IncomingCallPush(sipCallID: "cs@h", caller: SIPAddress(uri: "sip:alice@h"), accountHint: "bob@example.com")
+        let push = IncomingCallPush(
+            sipCallID: "cs@h", caller: SIPAddress(uri: "sip:alice@h"), accountHint: "bob@example.com")
         let id = CallIdentity.uuid(sipCallID: "cs@h")
         #expect(try await router.handlePush(.incomingCall(push)) == .reportedNewCall(id))
         // Prepared once, for the hint, with nothing bound yet, after the call was reported.
         #expect(engine.preparations.records == [.init(hint: "bob@example.com", bound: nil, reportedBefore: [id])])
         // The account it registered is bound: a second push finds it bound.
-        let second = IncomingCallPush(sipCallID: "cs2@h", caller: SIPAddress(uri: "sip:alice@h"), accountHint: "bob@example.com")
+        let second = IncomingCallPush(
+            sipCallID: "cs2@h", caller: SIPAddress(uri: "sip:alice@h"), accountHint: "bob@example.com")
         _ = try await router.handlePush(.incomingCall(second))
         #expect(engine.preparations.records.last?.bound == registered)
         // And its INVITE is reconciled on that account.
@@ -213,11 +216,14 @@ struct PushIntakeTests {
                     account: account, call: call, sipCallID: "first@h", from: SIPAddress(uri: "sip:a@h"),
                     offeredVideo: false)))
         let push = IncomingCallPush(sipCallID: "first@h", caller: SIPAddress(uri: "sip:a@h"), accountHint: "bob")
-        #expect(try await router.handlePush(.incomingCall(push)) == .alreadyReported(CallIdentity.uuid(sipCallID: "first@h")))
+        #expect(
+            try await router.handlePush(.incomingCall(push))
+                == .alreadyReported(CallIdentity.uuid(sipCallID: "first@h")))
         provider.refuseNewCalls()
         let refused = IncomingCallPush(sipCallID: "dnd@h", caller: SIPAddress(uri: "sip:a@h"), accountHint: "bob")
         #expect(
-            try await router.handlePush(.incomingCall(refused)) == .rejectedBySystem(CallIdentity.uuid(sipCallID: "dnd@h")))
+            try await router.handlePush(.incomingCall(refused))
+                == .rejectedBySystem(CallIdentity.uuid(sipCallID: "dnd@h")))
         #expect(engine.preparations.records.isEmpty)
     }
 
@@ -237,7 +243,8 @@ struct PushIntakeTests {
 
     @Test("A dial action maps its phone-number handle with the account's domain and places the call there")
     func dialPhoneNumber() async throws {
-        let engine = ColdStartEngine(provider: provider, identity: "\"Bob\" <sip:bob@pbx.example.com:5070;transport=tcp>")
+        let engine = ColdStartEngine(
+            provider: provider, identity: "\"Bob\" <sip:bob@pbx.example.com:5070;transport=tcp>")
         let router = router(engine)
         await router.bind(account, pushHint: "bob")
         let dial = CallAction(
@@ -255,7 +262,10 @@ struct PushIntakeTests {
         }
         let router = router(engine, mapping: trunk)
         await router.bind(account, pushHint: "bob")
-        await router.perform(CallAction(callUUID: UUID(), kind: .dial(CallHandle(.phoneNumber, "+44 20 7946 0000"), account: nil, hasVideo: false)))
+        await router.perform(
+            CallAction(
+                callUUID: UUID(),
+                kind: .dial(CallHandle(.phoneNumber, "+44 20 7946 0000"), account: nil, hasVideo: false)))
         #expect(engine.base.records == [.makeCall("sip:00442079460000@trunk.example.net")])
         let bad = CallAction(callUUID: UUID(), kind: .dial(CallHandle(.generic, "who?"), account: nil, hasVideo: false))
         await router.perform(bad)
@@ -269,8 +279,14 @@ struct HandleMappingTests {
     @Test(
         "The standard mapping",
         arguments: [
-            (CallHandle(.phoneNumber, "+1 (555) 010-9999"), "sip:bob@example.com", "sip:+15550109999@example.com;user=phone"),
-            (CallHandle(.phoneNumber, "555.0100"), "sips:bob@example.com:5061", "sip:5550100@example.com:5061;user=phone"),
+            (
+                CallHandle(.phoneNumber, "+1 (555) 010-9999"), "sip:bob@example.com",
+                "sip:+15550109999@example.com;user=phone"
+            ),
+            (
+                CallHandle(.phoneNumber, "555.0100"), "sips:bob@example.com:5061",
+                "sip:5550100@example.com:5061;user=phone"
+            ),
             (CallHandle(.phoneNumber, "+15550109999"), nil, "tel:+15550109999"),
             (CallHandle(.phoneNumber, "tel:+15550109999"), "sip:bob@example.com", "tel:+15550109999"),
             (CallHandle(.generic, "sip:alice@example.org"), "sip:bob@example.com", "sip:alice@example.org"),
@@ -345,7 +361,8 @@ struct WiringTests {
         await router.bind(Account(slot: 0, generation: 1), pushHint: "bob")
         #expect(provider.deliveries.records == [1])
         // An action sent before anything else is done with the router is still performed.
-        let start = CallAction(callUUID: UUID(), kind: .start(uri: "sip:alice@example.com", account: nil, hasVideo: false))
+        let start = CallAction(
+            callUUID: UUID(), kind: .start(uri: "sip:alice@example.com", account: nil, hasVideo: false))
         provider.send(start)
         try await engine.journal.wait("the start action performed") { $0 == [.makeCall("sip:alice@example.com")] }
         let end = CallAction(callUUID: UUID(), kind: .end)

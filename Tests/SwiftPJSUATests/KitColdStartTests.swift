@@ -140,6 +140,34 @@ extension EngineTests {
             await loop.value
         }
 
+        @Test("Warm app: a call push re-registers the bound, already registered account before handlePush returns")
+        func pushReRegistersWarmAccount() async throws {
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let kamailio = try await Kamailio.start(folder: folder)
+            defer { kamailio.stop() }
+            try await EngineHarness.run { h in
+                let bob = try await h.engine.addAccount(
+                    EngineTests.account("bob", at: kamailio), awaitingRegistration: .seconds(10)
+                ).account
+                func registers() -> Int {
+                    kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "bob" }.count
+                }
+                let before = registers()
+                let router = CallRouter(engine: PJSUAEngine(h.engine), provider: RecordingProvider())
+                await router.bind(bob, pushHint: "bob")
+                let server = UUID()
+                let push = IncomingCallPush(
+                    serverUUID: server, caller: SIPAddress(uri: kamailio.aor("alice")), accountHint: "bob")
+                #expect(try await router.handlePush(.incomingCall(push)) == .reportedNewCall(server))
+                // Returned only after a fresh REGISTER was answered: Kamailio has seen it already.
+                #expect(registers() > before, "\(kamailio.receivedRequests)")
+                try await h.log.wait("a second registration", timeout: .seconds(2)) { events in
+                    events.filter { $0.isRegistration(of: bob, active: true) }.count == 2
+                }
+            }
+        }
+
         @Test("A start action with a phone-number handle calls the mapped URI: sipp sees it as the Request-URI")
         func dialPhoneNumber() async throws {
             let folder = try TemporaryFolder()
@@ -148,7 +176,8 @@ extension EngineTests {
             defer { uas.stop() }
             try await EngineHarness.run { h in
                 // An account whose domain is sipp's address: the default mapping puts numbers there.
-                let account = try await h.engine.addAccount(AccountConfiguration(identity: "sip:kit@127.0.0.1:\(uas.port)"))
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(identity: "sip:kit@127.0.0.1:\(uas.port)"))
                 let provider = RecordingProvider()
                 let router = CallRouter(engine: PJSUAEngine(h.engine), provider: provider)
                 await router.bind(account, pushHint: "kit")
@@ -156,7 +185,8 @@ extension EngineTests {
                 let loop = Task { await router.run(events: events) }
                 let id = UUID()
                 let dial = CallAction(
-                    callUUID: id, kind: .dial(CallHandle(.phoneNumber, "+1 (555) 010-9999"), account: nil, hasVideo: false))
+                    callUUID: id,
+                    kind: .dial(CallHandle(.phoneNumber, "+1 (555) 010-9999"), account: nil, hasVideo: false))
                 await router.perform(dial)
                 try await provider.wait(for: .connected(id))
                 let end = CallAction(callUUID: id, kind: .end)
