@@ -71,6 +71,7 @@
         }
 
         /// Hands the new token to `onToken`.
+        @objc(pushRegistry:didUpdatePushCredentials:forType:)
         public func pushRegistry(
             _ registry: PKPushRegistry, didUpdate pushCredentials: PKPushCredentials, for type: PKPushType
         ) {
@@ -78,6 +79,7 @@
         }
 
         /// Tells `onToken` the token is gone.
+        @objc(pushRegistry:didInvalidatePushTokenForType:)
         public func pushRegistry(_ registry: PKPushRegistry, didInvalidatePushTokenFor type: PKPushType) {
             onToken(nil)
         }
@@ -90,7 +92,10 @@
         /// the current SDK declares it `@escaping @Sendable () -> Void`. A non-Sendable
         /// parameter witnesses both (a Sendable closure converts to a non-Sendable one), where
         /// an `@Sendable` parameter would be only a near-miss of the older requirement, never
-        /// called by PushKit.
+        /// called by PushKit. The Objective-C selector is spelled out as well, so PushKit
+        /// finds the method by the selector it sends even if Swift's requirement matching
+        /// were to disagree.
+        @objc(pushRegistry:didReceiveIncomingPushWithPayload:forType:withCompletionHandler:)
         public func pushRegistry(
             _ registry: PKPushRegistry, didReceiveIncomingPushWith payload: PKPushPayload, for type: PKPushType,
             completion: @escaping () -> Void
