@@ -112,7 +112,9 @@ public enum TransportType: String, Sendable, Hashable, CaseIterable {
 /// ``PJSUAUsageError/invalidConfiguration(_:)`` when a file named here cannot be read.
 public struct TLSConfiguration: Sendable, Hashable {
     /// PEM file of the certificate authorities trusted to sign peers' certificates; `nil`
-    /// uses the system bundle (`/etc/ssl/certs/ca-certificates.crt` on Debian) when present.
+    /// uses ``systemTrust``: the platform's bundle found by probing
+    /// ``systemCAFileCandidates`` (Debian's, Fedora's, `/etc/ssl/cert.pem`…), the system
+    /// trust store on iOS, and no authorities when none exists (see ``SystemTrust``).
     public var caFile: String?
     /// PEM certificate presented to peers (needed to accept incoming TLS connections).
     public var certificateFile: String?
@@ -136,7 +138,8 @@ public struct TLSConfiguration: Sendable, Hashable {
         self.verifiesClient = verifiesClient
     }
 
-    /// The CA bundle used when ``caFile`` is `nil`.
+    /// Debian's CA bundle path, the default before the trust default probed the platform.
+    @available(*, deprecated, message: "the default now probes the platform: use systemTrust or systemCAFileCandidates")
     public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
 }
 

@@ -27,6 +27,32 @@ public protocol CallEngine: Sendable {
     func sendDTMF(_ call: Call, digits: String) async throws
     /// Connects (`true`) or disconnects (`false`) the audio of two calls in the conference bridge.
     func setConferenced(_ call: Call, with other: Call, joined: Bool) async throws
+    /// Makes the engine reachable for the INVITE a call push announces: started, and the
+    /// account for `accountHint` (every account it knows when `nil`) registered afresh, the
+    /// registrar's 2xx received before this returns. See ``PJSUAEngine/ColdStart``.
+    ///
+    /// The default implementation does nothing and returns an empty dictionary (an engine
+    /// that is always started and registered, or a test double).
+    /// - Parameters:
+    ///   - accountHint: the push's account hint, if any.
+    ///   - boundAccount: the account the router has bound to that hint, if any.
+    /// - Returns: the accounts now registered, by push hint, for the router to bind.
+    /// - Throws: the engine's error when it cannot start or the registrar refuses.
+    func prepareForPushedCall(accountHint: String?, boundAccount: Account?) async throws -> [String: Account]
+    /// The account's identity (address-of-record), such as `sip:bob@example.com`, for
+    /// mapping phone numbers to URIs in its domain; `nil` when unknown. The default
+    /// implementation returns `nil`.
+    func identity(of account: Account) async -> String?
+}
+
+extension CallEngine {
+    /// Does nothing: the engine is taken to be started and registered.
+    public func prepareForPushedCall(accountHint: String?, boundAccount: Account?) async throws -> [String: Account] {
+        [:]
+    }
+
+    /// `nil`: phone numbers map to `tel:` URIs.
+    public func identity(of account: Account) async -> String? { nil }
 }
 
 /// ``CallEngine`` over the real engine.
@@ -37,9 +63,41 @@ public struct PJSUAEngine: CallEngine {
     /// The engine.
     public let engine: PJSUA
 
+    /// What a call push starts and registers (`nil`: only accounts the router has bound,
+    /// re-registered).
+    public let coldStart: ColdStart?
+    private let starter = ColdStarter()
+
     /// Wraps an engine.
-    /// - Parameter engine: a started or not yet started engine.
-    public init(_ engine: PJSUA) { self.engine = engine }
+    /// - Parameters:
+    ///   - engine: a started or not yet started engine.
+    ///   - coldStart: how to start the engine and which accounts to add when a call push
+    ///     finds it stopped (after a cold launch from the push); `nil` when the app starts it
+    ///     itself. Either way a call push re-registers the push's account.
+    public init(_ engine: PJSUA, coldStart: ColdStart? = nil) {
+        self.engine = engine
+        self.coldStart = coldStart
+    }
+
+    /// Starts the engine if ``coldStart`` says how and it is not running, then registers the
+    /// hinted account afresh and waits for the registrar's 2xx: an account bound to the hint
+    /// (`PJSUA.register(_:deadline:)`), else one this engine added for the hint earlier, else
+    /// the ``ColdStart/accounts`` entry for it, added with `PJSUA.addAccount(_:awaitingRegistration:)`.
+    /// A `nil` hint does this for every account of ``coldStart`` and the bound one. An
+    /// account without a registrar (a local account) is left as it is. Calls are serialized:
+    /// two pushes at once start the engine and add each account once.
+    /// - Throws: `PJSUAError` or `PJSUAUsageError` from `PJSUA.start(_:)`;
+    ///   `RegistrationFailedError` when the registrar refuses or does not answer within
+    ///   ``ColdStart/registrationDeadline``.
+    public func prepareForPushedCall(accountHint: String?, boundAccount: Account?) async throws -> [String: Account] {
+        try await starter.prepare(engine: engine, plan: coldStart, accountHint: accountHint, boundAccount: boundAccount)
+    }
+
+    /// The account's configured identity (`PJSUA.accountConfiguration(_:)`), or `nil` when
+    /// the account is gone.
+    public func identity(of account: Account) async -> String? {
+        try? await engine.accountConfiguration(account).identity
+    }
 
     /// Calls `PJSUA.makeCall(to:from:)`.
     public func makeCall(to uri: String, from account: Account) async throws -> Call {

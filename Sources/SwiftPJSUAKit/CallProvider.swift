@@ -112,8 +112,13 @@ public enum CallEndReason: String, Sendable, Hashable, CaseIterable {
 public struct CallAction: Sendable, Hashable, Identifiable {
     /// What the user asked for.
     public enum Kind: Sendable, Hashable {
-        /// Place a call to `uri` (`CXStartCallAction`). `account` `nil` uses the first bound account.
+        /// Place a call to `uri` (`CXStartCallAction` with a SIP URI). `account` `nil` uses
+        /// the first bound account.
         case start(uri: String, account: Account?, hasVideo: Bool)
+        /// Place a call to a handle from the call UI, Contacts or Siri (`CXStartCallAction`'s
+        /// `handle`), mapped to a URI by the router's ``HandleMapping``. `account` `nil` uses
+        /// the first bound account.
+        case dial(CallHandle, account: Account?, hasVideo: Bool)
         /// Answer (`CXAnswerCallAction`).
         case answer
         /// End or decline (`CXEndCallAction`).
@@ -162,6 +167,8 @@ public enum CallActionError: LocalizedError, Sendable, Hashable, CustomStringCon
     case unsupported
     /// The engine refused; the text is the engine's error.
     case engine(String)
+    /// The start action's handle maps to no URI (see ``HandleMapping``); the value is the handle's.
+    case invalidHandle(String)
 
     /// What went wrong, in one line.
     public var description: String {
@@ -172,9 +179,24 @@ public enum CallActionError: LocalizedError, Sendable, Hashable, CustomStringCon
         case .noAccount: "no account is bound to place the call from"
         case .unsupported: "the engine does not offer this action"
         case .engine(let text): "the engine refused: \(text)"
+        case .invalidHandle(let value): "no URI to call for the handle \(value)"
         }
     }
 
     /// The same text as ``description``, for `localizedDescription`.
     public var errorDescription: String? { description }
+}
+
+/// A ``CallProvider`` that is also where the user's call actions come from (CallKit's
+/// provider delegate is both).
+///
+/// ``CallRouter/init(engine:provider:clock:pushTimeToLive:callUUIDHeader:pushParser:handleMapping:)``
+/// calls ``deliverActions(to:)`` when its provider is one, so router and provider are wired
+/// in one step.
+public protocol CallActionSource: CallProvider {
+    /// Starts handing user actions (``CallRouter/perform(_:)``) and audio-session signals to
+    /// `router`, in the order they come. Called once, from the router's initializer, which is
+    /// synchronous: start a task here, do not await. A second call must do nothing.
+    /// - Parameter router: the router whose provider this is.
+    func deliverActions(to router: CallRouter)
 }

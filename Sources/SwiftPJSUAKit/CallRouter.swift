@@ -43,6 +43,9 @@ public actor CallRouter {
         case alreadyEnded(UUID)
         /// The account was asked to register again.
         case reRegistered(Account)
+        /// A VoIP push nothing could read (see ``VoIPPushReceipt/Content/unreadable(_:)``):
+        /// a placeholder call with this UUID was reported and ended at once as failed.
+        case unreadable(UUID)
     }
 
     /// What the router knows of a Call-ID, readable without awaiting the actor (PushKit
@@ -81,6 +84,10 @@ public actor CallRouter {
     /// The INVITE header in which the server may put the call's UUID (the same UUID as in
     /// the push's `uuid`), or `nil` to ignore headers.
     public let callUUIDHeader: String?
+    /// Reads VoIP pushes in the server's payload shape (``PushPayload/schemaV1Parser`` by default).
+    public nonisolated let pushParser: IncomingCallPushParser
+    /// Maps start actions' handles to URIs (``HandleMapping/standard`` by default).
+    public let handleMapping: HandleMapping
 
     private var registry = CallRegistry()
     /// Call-ID → UUID of live calls, of pushes claimed by ``claimCallUUID(for:)`` and, for
@@ -104,15 +111,28 @@ public actor CallRouter {
     ///   - callUUIDHeader: the INVITE header carrying the server's UUID for the call
     ///     (`X-Call-UUID` by default), so a push without a Call-ID matches its INVITE exactly;
     ///     `nil` ignores headers.
+    ///   - pushParser: reads VoIP pushes (``receiveVoIPPush(_:)``) in your server's payload
+    ///     shape; tried first, schema version 1 after it. ``PushPayload/schemaV1Parser`` by default.
+    ///   - handleMapping: turns start actions' handles (``CallAction/Kind/dial(_:account:hasVideo:)``)
+    ///     into URIs; ``HandleMapping/standard`` by default.
+    ///
+    /// A `provider` that is also a ``CallActionSource`` (the CallKit adapter is) starts
+    /// delivering its user actions to this router here, in the initializer: there is no
+    /// separate step to forget.
     public init(
         engine: any CallEngine, provider: any CallProvider, clock: any Clock<Duration> = ContinuousClock(),
-        pushTimeToLive: Duration = .seconds(30), callUUIDHeader: String? = "X-Call-UUID"
+        pushTimeToLive: Duration = .seconds(30), callUUIDHeader: String? = "X-Call-UUID",
+        pushParser: @escaping IncomingCallPushParser = PushPayload.schemaV1Parser,
+        handleMapping: HandleMapping = .standard
     ) {
         self.engine = engine
         self.provider = provider
         self.clock = clock
         self.pushTimeToLive = pushTimeToLive
         self.callUUIDHeader = callUUIDHeader
+        self.pushParser = pushParser
+        self.handleMapping = handleMapping
+        if let source = provider as? any CallActionSource { source.deliverActions(to: self) }
     }
 
     /// The calls known now, oldest first.
@@ -394,12 +414,20 @@ public actor CallRouter {
     /// Handles a parsed VoIP push.
     ///
     /// A `call` push is recorded in the registry and, if its call is new, reported to the
-    /// provider before this returns (PushKit requires the report before its completion
-    /// handler runs). A `reregister` push re-registers the account bound to its hint.
+    /// provider (PushKit requires the report before its completion handler runs); then the
+    /// engine is made reachable for the INVITE with
+    /// ``CallEngine/prepareForPushedCall(accountHint:boundAccount:)``: started if it is not
+    /// (``PJSUAEngine/ColdStart``) and the hinted account registered afresh, this method
+    /// returning once the registrar has answered 2xx — from then on the INVITE can come. The
+    /// accounts it registered are bound to their hints. A `reregister` push re-registers the
+    /// account bound to its hint.
     /// - Parameter payload: the parsed push.
     /// - Returns: what the push led to.
     /// - Throws: ``CallRouterError/unknownAccountHint(_:)`` when a `reregister` push names no
     ///   bound account; ``CallRouterError/reRegistrationFailed(_:)`` when the engine refuses.
+    ///   ``CallRouterError/coldStartFailed(_:)`` when the engine could not be started or the
+    ///   account not registered for a new call: the call, reported already, is then reported
+    ///   ended as ``CallEndReason/failed`` unless its INVITE has come meanwhile.
     public func handlePush(_ payload: PushPayload) async throws(CallRouterError) -> PushOutcome {
         switch payload {
         case .reRegister(let hint):
@@ -431,9 +459,105 @@ public actor CallRouter {
                 tracks[entry.id] = track
                 await report(entry)
                 if let track = tracks[entry.id], track.declineStatus == 486 { return .rejectedBySystem(entry.id) }
+                try await makeReachable(for: push, id: entry.id)
                 return .reportedNewCall(entry.id)
             }
         }
+    }
+
+    /// Starts and registers the engine for a pushed call (cold start), binding what it registered.
+    private func makeReachable(for push: IncomingCallPush, id: UUID) async throws(CallRouterError) {
+        let bound = push.accountHint.flatMap { hint in boundAccounts.first { hints[$0] == hint } }
+        let ready: [String: Account]
+        do {
+            ready = try await engine.prepareForPushedCall(accountHint: push.accountHint, boundAccount: bound)
+        } catch {
+            // Nothing can reach us: end the call now rather than at the end of its TTL, unless
+            // its INVITE came meanwhile (then the call goes on).
+            if registry[id]?.call == nil { expire(id, reason: .failed) }
+            throw .coldStartFailed(String(describing: error))
+        }
+        for (hint, account) in ready.sorted(by: { $0.key < $1.key }) where hints[account] != hint {
+            bind(account, pushHint: hint)
+        }
+    }
+
+    // MARK: VoIP pushes (PushKit)
+
+    /// Reads a VoIP push's payload and decides, synchronously, what to report to CallKit
+    /// before PushKit's delegate method returns (PushKit on iOS 13 and later terminates an app
+    /// that does not report a call for every VoIP push).
+    ///
+    /// ``pushParser`` is tried first, then schema version 1 (``PushPayload``):
+    /// - a call push gets its UUID from ``claimCallUUID(for:)`` (a known Call-ID keeps its
+    ///   call's UUID) and shows its caller;
+    /// - a `reregister` push, and a payload neither reads, get a placeholder: a new UUID
+    ///   showing ``VoIPPushReceipt/placeholderURI``, which ``handleVoIPPush(_:)`` ends at once.
+    ///
+    /// Report `receipt.callUUID` with `receipt.update` to CallKit now, then pass the receipt
+    /// to ``handleVoIPPush(_:)``. Runs on the caller's thread without awaiting the router.
+    /// - Parameter dictionary: `PKPushPayload.dictionaryPayload`.
+    /// - Returns: the receipt.
+    public nonisolated func receiveVoIPPush(_ dictionary: [AnyHashable: Any]) -> VoIPPushReceipt {
+        let content: VoIPPushReceipt.Content
+        if let push = pushParser(dictionary) {
+            content = .call(push)
+        } else {
+            do {
+                switch try PushPayload(dictionary: dictionary) {
+                case .incomingCall(let push): content = .call(push)
+                case .reRegister(let hint): content = .reRegister(accountHint: hint)
+                }
+            } catch {
+                content = .unreadable(error.description)
+            }
+        }
+        guard case .call(var push) = content else {
+            return VoIPPushReceipt(
+                callUUID: UUID(), update: CallUpdate(remoteURI: VoIPPushReceipt.placeholderURI), content: content)
+        }
+        let id = claimCallUUID(for: push)
+        push.serverUUID = id
+        return VoIPPushReceipt(
+            callUUID: id,
+            update: CallUpdate(
+                remoteURI: push.caller.uri, displayName: push.caller.displayName, hasVideo: push.hasVideo),
+            content: .call(push))
+    }
+
+    /// Handles a VoIP push read by ``receiveVoIPPush(_:)``, after its call was reported to
+    /// CallKit; call PushKit's completion handler when this returns.
+    ///
+    /// - A call: ``handlePush(_:)`` (report, cold start, registration). A late push for a
+    ///   call that already ended (``PushOutcome/alreadyEnded(_:)``) is reported and ended at
+    ///   once as ``CallEndReason/remoteEnded``, as PushKit obliges.
+    /// - A placeholder (`reregister` or unreadable): reported and ended at once as
+    ///   ``CallEndReason/failed``; a `reregister` push then re-registers its account.
+    /// - Parameter receipt: the receipt.
+    /// - Returns: what the push led to: ``PushOutcome/unreadable(_:)`` for an unreadable push.
+    /// - Throws: as ``handlePush(_:)``.
+    public func handleVoIPPush(_ receipt: VoIPPushReceipt) async throws(CallRouterError) -> PushOutcome {
+        switch receipt.content {
+        case .call(let push):
+            let outcome = try await handlePush(.incomingCall(push))
+            if case .alreadyEnded(let id) = outcome {
+                try? await provider.reportNewIncomingCall(id, update: receipt.update)
+                provider.reportCallEnded(id, reason: .remoteEnded)
+            }
+            return outcome
+        case .reRegister(let hint):
+            await reportPlaceholder(receipt)
+            return try await handlePush(.reRegister(accountHint: hint))
+        case .unreadable:
+            await reportPlaceholder(receipt)
+            return .unreadable(receipt.callUUID)
+        }
+    }
+
+    /// PushKit insists on a reported call: show one and end it at once.
+    private func reportPlaceholder(_ receipt: VoIPPushReceipt) async {
+        try? await provider.reportNewIncomingCall(receipt.callUUID, update: receipt.update)
+        provider.reportCallEnded(receipt.callUUID, reason: .failed)
     }
 
     private func expiryTask(for id: UUID) -> Task<Void, Never> {
@@ -449,8 +573,9 @@ public actor CallRouter {
         }
     }
 
-    /// A push's time to live ran out: if its INVITE never came, the call ends unanswered.
-    private func expire(_ id: UUID) {
+    /// A push's time to live ran out (or the engine could not be made reachable): if its
+    /// INVITE never came, the call ends, `reason` (unanswered by default).
+    private func expire(_ id: UUID, reason: CallEndReason = .unanswered) {
         guard let entry = registry.expire(id), var track = tracks[id] else { return }
         noteEnded(entry)
         if track.declineStatus != nil {
@@ -462,11 +587,11 @@ public actor CallRouter {
             provider.fail(answer, error: .callEnded)
         }
         if track.report == .reporting {
-            track.endedWhileReporting = .unanswered
+            track.endedWhileReporting = reason
             tracks[id] = track
         } else {
             tracks[id] = nil
-            provider.reportCallEnded(id, reason: .unanswered)
+            provider.reportCallEnded(id, reason: reason)
         }
     }
 
@@ -482,6 +607,19 @@ public actor CallRouter {
             await start(action, uri: uri, account: account, hasVideo: video)
             return
         }
+        if case .dial(let handle, let account, let video) = action.kind {
+            guard let account = account ?? boundAccounts.first else {
+                provider.fail(action.id, error: .noAccount)
+                return
+            }
+            let identity = await engine.identity(of: account)
+            guard let uri = handleMapping.uri(for: handle, accountIdentity: identity) else {
+                provider.fail(action.id, error: .invalidHandle(handle.value))
+                return
+            }
+            await start(action, uri: uri, account: account, hasVideo: video)
+            return
+        }
         guard let entry = registry[action.callUUID], var track = tracks[action.callUUID] else {
             if action.kind == .end {
                 provider.fulfill(action.id)  // Already gone: what the user wanted.
@@ -491,7 +629,7 @@ public actor CallRouter {
             return
         }
         switch action.kind {
-        case .start:
+        case .start, .dial:
             break
         case .answer:
             guard !entry.isOutgoing, track.pendingAnswer == nil, track.declineStatus == nil else {
@@ -658,12 +796,16 @@ public enum CallRouterError: LocalizedError, Sendable, Hashable, CustomStringCon
     case unknownAccountHint(String)
     /// The engine refused to re-register; the text is its error.
     case reRegistrationFailed(String)
+    /// A call push could not make the engine reachable: it did not start or the account did
+    /// not register; the text is the engine's error.
+    case coldStartFailed(String)
 
     /// What went wrong, in one line.
     public var description: String {
         switch self {
         case .unknownAccountHint(let hint): "no account is bound to the push's account hint \(hint)"
         case .reRegistrationFailed(let text): "re-registering after the push failed: \(text)"
+        case .coldStartFailed(let text): "starting or registering the engine for a pushed call failed: \(text)"
         }
     }
 

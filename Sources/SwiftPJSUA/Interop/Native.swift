@@ -180,8 +180,7 @@ enum Native {
     }
 
     static func applyTLS(_ tls: TLSConfiguration, to setting: inout pjsip_tls_setting, scope: StringScope) {
-        let caFile = tls.caFile
-            ?? (FileManager.default.fileExists(atPath: TLSConfiguration.systemCAFile) ? TLSConfiguration.systemCAFile : nil)
+        let caFile = tls.caFile ?? TLSConfiguration.systemTrust.caFile
         if let caFile { setting.ca_list_file = scope.pj(caFile) }
         if let certificate = tls.certificateFile { setting.cert_file = scope.pj(certificate) }
         if let key = tls.privateKeyFile { setting.privkey_file = scope.pj(key) }

@@ -1,6 +1,7 @@
-// Apple only. Written against Apple's documented CallKit API; it cannot be compiled on the
-// Linux machine this package is developed and tested on (see README, "SwiftPJSUAKit").
-// The logic it forwards to, ``CallRouter``, is platform-neutral and tested on Linux.
+// Apple only, and compiled only by Xcode: written against Apple's documented CallKit API, it
+// cannot be compiled on the Linux machine this package is developed and tested on (see the
+// CallKit integration article, "What is verified where"). The logic it forwards to,
+// ``CallRouter``, is platform-neutral and tested on Linux.
 #if canImport(CallKit)
     import AVFoundation
     @preconcurrency import CallKit
@@ -11,6 +12,13 @@
     /// `CXProviderDelegate` that forwards the system's call actions and audio-session signals
     /// to the router, in the order CallKit delivers them.
     ///
+    /// It is a ``CallActionSource``: the router's initializer wires it, so creating the router
+    /// is the only step. Start actions are forwarded as ``CallAction/Kind/dial(_:account:hasVideo:)``
+    /// with the `CXHandle`'s type, so the router's ``HandleMapping`` turns a phone number from
+    /// Contacts or Siri into a URI.
+    ///
+    /// Xcode only: not compiled on Linux.
+    ///
     /// <!-- snippet-if: canImport(CallKit) -->
     /// <!-- snippet-setup:
     /// import CallKit
@@ -18,11 +26,15 @@
     /// -->
     /// ```swift
     /// let callKit = CallKitProvider(configuration: CXProviderConfiguration())
-    /// let router = CallRouter(engine: PJSUAEngine(engine), provider: callKit)
-    /// callKit.attach(router)
+    /// let router = CallRouter(engine: PJSUAEngine(engine), provider: callKit)  // wired here
     /// Task { await router.run(events: engine.events) }
     /// ```
-    public final class CallKitProvider: NSObject, CallProvider, CXProviderDelegate, Sendable {
+    // Safety: every stored property is a `let` set in `init`. `reports`, `inputs` and
+    // `delivering` are Sendable. The `CXProvider` is not marked Sendable by the SDK; it is used
+    // only through its reporting methods, `pendingTransactions` and the actions' `fulfill()` /
+    // `fail()`, which CallKit documents for use from any queue (it hops to its own), and its
+    // delegate is set once, in `init`, before any other thread sees the object.
+    public final class CallKitProvider: NSObject, CallActionSource, CXProviderDelegate, @unchecked Sendable {
         /// The CallKit provider. One per app.
         public let provider: CXProvider
 
@@ -37,6 +49,8 @@
         /// Reports made synchronously for PushKit, joined by the router's report of the call.
         private let reports = IncomingCallReports()
         private let inputs = AsyncStream<Input>.makeStream()
+        /// Whether ``deliverActions(to:)`` has run: the stream has one consumer.
+        private let delivering = Locked(false)
 
         /// Creates the provider and becomes its delegate (callbacks on the main queue).
         /// - Parameter configuration: the app's CallKit configuration (name, icon, ringtone,
@@ -47,9 +61,16 @@
             provider.setDelegate(self, queue: nil)
         }
 
-        /// Starts forwarding CallKit's actions and audio signals to `router`.
+        /// Starts forwarding CallKit's actions and audio signals to `router`, in CallKit's
+        /// order; actions that came before wait in a buffer. Called by the router's
+        /// initializer; a second call does nothing.
         /// - Parameter router: the router whose provider this is.
-        public func attach(_ router: CallRouter) {
+        public func deliverActions(to router: CallRouter) {
+            let first = delivering.withLock { started in
+                defer { started = true }
+                return !started
+            }
+            guard first else { return }
             let stream = inputs.stream
             Task {
                 for await input in stream {
@@ -64,6 +85,13 @@
                     }
                 }
             }
+        }
+
+        /// The router's initializer now does this (see ``deliverActions(to:)``).
+        /// - Parameter router: the router whose provider this is.
+        @available(*, deprecated, message: "CallRouter(engine:provider:) wires its CallKitProvider; nothing to attach")
+        public func attach(_ router: CallRouter) {
+            deliverActions(to: router)
         }
 
         // MARK: Reporting to the system (CallProvider)
@@ -140,9 +168,10 @@
             inputs.continuation.yield(.reset)
         }
 
-        /// Forwards a start action (`.start`, from the first bound account).
+        /// Forwards a start action (`.dial` with the handle and its type, from the first bound
+        /// account): the router's ``HandleMapping`` makes the URI.
         public func provider(_ provider: CXProvider, perform action: CXStartCallAction) {
-            forward(action, .start(uri: action.handle.value, account: nil, hasVideo: action.isVideo))
+            forward(action, .dial(Self.callHandle(action.handle), account: nil, hasVideo: action.isVideo))
         }
 
         /// Forwards an answer action; fulfilled when the call is CONFIRMED.
@@ -190,6 +219,15 @@
         }
 
         // MARK: Conversions
+
+        static func callHandle(_ handle: CXHandle) -> CallHandle {
+            switch handle.type {
+            case .phoneNumber: CallHandle(.phoneNumber, handle.value)
+            case .emailAddress: CallHandle(.emailAddress, handle.value)
+            case .generic: CallHandle(.generic, handle.value)
+            @unknown default: CallHandle(.generic, handle.value)
+            }
+        }
 
         static func cxUpdate(_ update: CallUpdate) -> CXCallUpdate {
             let cx = CXCallUpdate()

@@ -1,0 +1,94 @@
+import Foundation
+
+extension TLSConfiguration {
+    /// Where the certificate authorities trusted by default come from, when
+    /// ``TLSConfiguration/caFile`` is `nil`.
+    public enum SystemTrust: Sendable, Hashable, CustomStringConvertible {
+        /// The PEM bundle at this path: the first readable one of ``systemCAFileCandidates``
+        /// (or of `SSL_CERT_FILE`), given to pjsip as its CA list.
+        case caFile(String)
+        /// Apple platforms other than macOS (iOS, tvOS, watchOS, visionOS), which have no CA
+        /// file an app can read: no CA list is given to pjsip. A pjsip built with Apple's TLS
+        /// backend (`PJ_SSL_SOCK_IMP_APPLE`) then verifies servers against the system's trust
+        /// store; one built with OpenSSL has no authorities at all and every server fails
+        /// verification, so give it ``TLSConfiguration/caFile`` (a PEM in the app bundle).
+        case platformTrustStore
+        /// No bundle at any of the paths searched, in order: no CA list is given to pjsip.
+        /// With OpenSSL, pjsip then trusts no authority, so with
+        /// ``TLSConfiguration/verifiesServer`` on (the default) every TLS connection fails
+        /// its certificate check (the request fails with a TLS error; nothing is sent
+        /// unverified). Install the distribution's CA package or set ``TLSConfiguration/caFile``.
+        case notFound(searched: [String])
+
+        /// The CA file to give pjsip, if any.
+        public var caFile: String? {
+            if case .caFile(let path) = self { path } else { nil }
+        }
+
+        /// A one-line description, for logs.
+        public var description: String {
+            switch self {
+            case .caFile(let path): "CA bundle \(path)"
+            case .platformTrustStore: "the platform's trust store (no CA file)"
+            case .notFound(let searched): "no CA bundle (searched \(searched.joined(separator: ", ")))"
+            }
+        }
+    }
+
+    /// The CA bundles probed, in order, when ``TLSConfiguration/caFile`` is `nil` (after
+    /// the `SSL_CERT_FILE` environment variable, which OpenSSL also honours):
+    ///
+    /// | Path | Where |
+    /// |------|-------|
+    /// | `/etc/ssl/certs/ca-certificates.crt` | Debian, Ubuntu, Arch, Gentoo; Alpine with `ca-certificates` |
+    /// | `/etc/pki/tls/certs/ca-bundle.crt` | Fedora, RHEL, CentOS, Amazon Linux |
+    /// | `/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem` | Fedora, RHEL 7 and later (the file the line above links to) |
+    /// | `/etc/ssl/ca-bundle.pem` | openSUSE, SLES |
+    /// | `/etc/ssl/cert.pem` | macOS, Alpine, FreeBSD, OpenBSD, NetBSD |
+    /// | `/usr/local/share/certs/ca-root-nss.crt` | FreeBSD's `ca_root_nss` port |
+    /// | `/opt/homebrew/etc/ca-certificates/cert.pem` | Homebrew on Apple silicon (`ca-certificates` formula) |
+    /// | `/usr/local/etc/ca-certificates/cert.pem` | Homebrew on Intel Macs |
+    public static let systemCAFileCandidates = [
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+        "/etc/ssl/ca-bundle.pem",
+        "/etc/ssl/cert.pem",
+        "/usr/local/share/certs/ca-root-nss.crt",
+        "/opt/homebrew/etc/ca-certificates/cert.pem",
+        "/usr/local/etc/ca-certificates/cert.pem",
+    ]
+
+    /// The default trust on this system now: on iOS, tvOS, watchOS and visionOS
+    /// ``SystemTrust/platformTrustStore``; elsewhere ``probeSystemTrust(environment:candidates:isReadable:)``
+    /// with the process's environment. ``PJSUA/start(_:)`` reads it once per TLS transport
+    /// whose ``TLSConfiguration/caFile`` is `nil`.
+    public static var systemTrust: SystemTrust {
+        #if canImport(Darwin) && !os(macOS)
+            .platformTrustStore
+        #else
+            probeSystemTrust()
+        #endif
+    }
+
+    /// Finds the CA bundle: `SSL_CERT_FILE` when it names a readable file, else the first
+    /// readable path of `candidates`.
+    /// - Parameters:
+    ///   - environment: the environment to read `SSL_CERT_FILE` from (the process's by default).
+    ///   - candidates: the paths to try, in order (``systemCAFileCandidates`` by default).
+    ///   - isReadable: whether a path is a readable file (`FileManager.isReadableFile(atPath:)`
+    ///     by default).
+    /// - Returns: ``SystemTrust/caFile(_:)``, or ``SystemTrust/notFound(searched:)`` listing
+    ///   every path tried.
+    public static func probeSystemTrust(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        candidates: [String] = systemCAFileCandidates,
+        isReadable: (String) -> Bool = { FileManager.default.isReadableFile(atPath: $0) }
+    ) -> SystemTrust {
+        var searched: [String] = []
+        if let override = environment["SSL_CERT_FILE"], !override.isEmpty { searched.append(override) }
+        searched += candidates
+        for path in searched where isReadable(path) { return .caFile(path) }
+        return .notFound(searched: searched)
+    }
+}
