@@ -1974,7 +1974,8 @@ static inline void cpj_dns_copy_lower(char *out, pj_size_t size, const pj_str_t 
     out[n] = '\0';
 }
 
-/* Records where a REGISTER resolved to several targets went, by the AOR in its To. */
+/* Records where each REGISTER went, and the targets its resolution gave, by the AOR in its
+ * To (the latest REGISTER of an account replaces its earlier record). */
 static inline pj_status_t cpj_dns_on_tx_request(pjsip_tx_data *tdata) {
     cpj_dns_state *st = cpj_dns_current();
     pjsip_to_hdr *to;
@@ -1982,7 +1983,7 @@ static inline pj_status_t cpj_dns_on_tx_request(pjsip_tx_data *tdata) {
     char user[64], domain[128];
     unsigned i, slot;
     if (!st || tdata->msg->type != PJSIP_REQUEST_MSG || tdata->msg->line.req.method.id != PJSIP_REGISTER_METHOD
-        || tdata->dest_info.addr.count < 2 || tdata->tp_info.dst_addr_len <= 0) return PJ_SUCCESS;
+        || tdata->dest_info.addr.count < 1 || tdata->tp_info.dst_addr_len <= 0) return PJ_SUCCESS;
     to = PJSIP_MSG_TO_HDR(tdata->msg);
     if (!to || !to->uri || (!PJSIP_URI_SCHEME_IS_SIP(to->uri) && !PJSIP_URI_SCHEME_IS_SIPS(to->uri))) return PJ_SUCCESS;
     aor = (pjsip_sip_uri *)pjsip_uri_get_uri(to->uri);
@@ -2110,15 +2111,6 @@ static inline int cpj_dns_mark_register_unanswered(pjsua_acc_id acc_id) {
     }
     pthread_mutex_unlock(&st->lock);
     return other;
-}
-
-/* Forgets every mark (the app's network changed, say). */
-static inline void cpj_dns_clear_marks(void) {
-    cpj_dns_state *st = cpj_dns_current();
-    if (!st) return;
-    pthread_mutex_lock(&st->lock);
-    pj_bzero(&st->marked, sizeof(st->marked));
-    pthread_mutex_unlock(&st->lock);
 }
 
 /* PJ_DNS_RESOLVER_MAX_NS bounds pj_dns_resolver_set_ns; pjsua_config holds 4. */

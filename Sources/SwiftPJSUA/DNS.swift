@@ -43,7 +43,8 @@ public struct DNSConfiguration: Sendable, Hashable {
     /// The DNS servers to query, in order of preference; at most
     /// ``maximumNameservers``. Empty (the default) leaves name resolution to the system's
     /// `getaddrinfo`, without SRV records. pjlib-util's resolver sends each query to the
-    /// first nameserver that answers and moves to the next one when it stops answering.
+    /// nameserver that has answered fastest, and probes the others now and then; one that
+    /// stops answering is left alone for ``unresponsiveNameserverHoldDown``.
     public var nameservers: [Nameserver]
     /// How long the resolver waits for an answer before sending a query again (and to the
     /// next nameserver); pjlib-util's default is 2 s. Wraps `pj_dns_settings.qretr_delay`.

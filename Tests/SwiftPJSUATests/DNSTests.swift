@@ -228,7 +228,8 @@ extension EngineTests {
         configuration.dns = DNSConfiguration(nameservers: [try Nameserver("192.0.2.1")], queryRetransmissions: -1)
         await #expect(throws: PJSUAUsageError.self) { try await engine.start(configuration) }
         // A valid one starts and shuts down (the resolver is handed back to pjsip at shutdown).
-        configuration.dns = DNSConfiguration(nameservers: [try Nameserver("192.0.2.1"), try Nameserver("[2001:db8::1]:5353")])
+        // IPv4 only: a pjproject built without IPv6 cannot take an IPv6 nameserver.
+        configuration.dns = DNSConfiguration(nameservers: [try Nameserver("192.0.2.1"), try Nameserver("192.0.2.2:5353")])
         try await engine.start(configuration)
         await engine.shutdown()
     }
