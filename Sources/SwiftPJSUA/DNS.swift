@@ -24,7 +24,10 @@ import Foundation
 /// the mark lasts, tries the other targets first. So an account moves to the next SRV
 /// target about 64 × T1 (32 s with RFC 3261's T1 of 500 ms) after its registrar stops
 /// answering, at its next refresh, and comes back to the preferred target once the hold
-/// down ends and a later refresh is sent there.
+/// down ends and a later refresh is sent there. The timed-out REGISTER is still reported:
+/// a ``RegistrationChange`` with 408 comes first (and a ``PJSUA/register(_:deadline:)`` or
+/// ``PJSUA/addAccount(_:awaitingRegistration:)`` waiting for it throws
+/// ``RegistrationFailedError`` with 408), then the outcome at the next target.
 ///
 /// Set on ``Configuration/dns`` before ``PJSUA/start(_:)``:
 /// <!-- snippet-setup:
