@@ -245,8 +245,8 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
         // Before pjsua's retry (scheduled for later) picks the same dead connection again.
         Native.replaceFlowAfterUnansweredRegister(regInfo, statusCode: code)
     }
-    // Marked before the account is looked up, so that the hold-down also covers requests
-    // of other accounts to the same domain.
+    // A dead SRV target is marked even when its account was removed meanwhile: the mark
+    // is per address and steers every later request to that domain (RFC 3263 §4.3).
     let failsOver = regInfo.map { Native.markUnansweredRegisterTarget(accountSlot, $0, statusCode: code) } ?? false
     // A registration callback of an account removed meanwhile has nobody to tell.
     guard let account = Handles.account(accountSlot) else { return }
