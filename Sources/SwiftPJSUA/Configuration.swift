@@ -20,6 +20,9 @@ public struct Configuration: Sendable {
     /// Edits of the pjsua structs the engine builds, for pjsua settings it does not model;
     /// none by default. See <doc:EscapeHatch> for what they void.
     public var nativeAdjustments: NativeAdjustments = NativeAdjustments()
+    /// Nameservers for pjsip's asynchronous resolver, SRV lookups and failover between
+    /// SRV targets; none by default (the system's `getaddrinfo`). See ``DNSConfiguration``.
+    public var dns: DNSConfiguration = DNSConfiguration()
 
     /// The transports of ``init(transports:userAgent:logLevel:logHandler:maxCalls:media:timers:)``'s
     /// default: UDP and TCP on every interface, both on port 5060. With a TCP transport next

@@ -136,6 +136,11 @@ let usage = """
                                    "pjmedia": pjmedia's own order)
       --rtp-ports A-B              local UDP ports for RTP/RTCP (default 4000-9999; each
                                    call's search starts at a random even port of it)
+      --nameserver ADDR[:PORT]     a DNS server (IP address, port 53 unless given; repeat or
+                                   comma-separate up to 4): registrars and proxies named by
+                                   domain are found by SRV records, with failover to the next
+                                   SRV target when one stops answering (default: the system's
+                                   resolver, A/AAAA records only)
 
     WAV files are 16-bit PCM; --play stops while the tool holds a call and starts again
     from the beginning on resume; a call to an address where nothing answers ends after

@@ -20,7 +20,7 @@ public struct EngineHarness: Sendable {
         transports: [TransportConfiguration] = [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
         media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
         nativeAdjustments: NativeAdjustments = NativeAdjustments(), timers: SIPTimers = SIPTimers(),
-        rtpPorts: ClosedRange<UInt16>? = nil,
+        rtpPorts: ClosedRange<UInt16>? = nil, dns: DNSConfiguration = DNSConfiguration(),
         _ body: (EngineHarness) async throws -> R
     ) async throws -> R {
         let engine = PJSUA()
@@ -31,6 +31,7 @@ public struct EngineHarness: Sendable {
             transports: transports, logLevel: logLevel, logHandler: logHandler, maxCalls: maxCalls, media: media,
             timers: timers)
         configuration.nativeAdjustments = nativeAdjustments
+        configuration.dns = dns
         try await engine.start(configuration)
         do {
             let account = try await engine.addLocalAccount()

@@ -80,7 +80,7 @@ final class AccountRecords: Sendable {
     }
 
     /// The account to register again now, if it is still wanted.
-    fileprivate func accountToRetry(generation: UInt64) -> Account? {
+    func accountToRetry(generation: UInt64) -> Account? {
         policies.withLock { policies in
             guard let policy = policies[generation], policy.wanted else { return nil }
             return policy.account

@@ -245,9 +245,13 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
         // Before pjsua's retry (scheduled for later) picks the same dead connection again.
         Native.replaceFlowAfterUnansweredRegister(regInfo, statusCode: code)
     }
+    // A dead SRV target is marked even when its account was removed meanwhile: the mark
+    // is per address and steers every later request to that domain (RFC 3263 §4.3).
+    let failsOver = regInfo.map { Native.markUnansweredRegisterTarget(accountSlot, $0, statusCode: code) } ?? false
     // A registration callback of an account removed meanwhile has nobody to tell.
     guard let account = Handles.account(accountSlot) else { return }
     bridge.accountRecords.record(outcome, of: account)
+    if failsOver { bridge.accountRecords.registerAgainAtNextTarget(account) }
     if outcome.isRegistered { bridge.accountRecords.startFlowKeepAlive(account) }
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)

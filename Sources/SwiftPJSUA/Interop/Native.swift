@@ -52,6 +52,7 @@ enum Native {
             config.cb.on_call_replaced = { onCallReplaced($0, $1) }
             config.cb.on_call_tsx_state = { onCallTransactionState($0, $1, $2) }
             config.cb.on_transport_state = { onTransportState($0, $1, $2) }
+            applyNameservers(configuration.dns, to: &config, scope: scope)
 
             var logging = pjsua_logging_config()
             pjsua_logging_config_default(&logging)
@@ -107,6 +108,7 @@ enum Native {
             // 488 (not 500) for a re-INVITE offer with no codec in common; no renegotiation
             // for an 18x repeating the early answer.
             try PJ.check(cpj_register_offer_answer_module(), "pjsip_endpt_register_module")
+            try setUpDNS(configuration.dns)
             applyTimers(configuration.timers)
 
             var transports: [Transport] = []
@@ -194,6 +196,7 @@ enum Native {
     /// so pjsua is told not to wait for more responses (`PJSUA_DESTROY_NO_RX_MSG`), which
     /// also skips its fixed one-second pause.
     static func destroy() {
+        tearDownDNS()
         pjsua_destroy2(UInt32(PJSUA_DESTROY_NO_RX_MSG.rawValue))
         callSettingAdjustment.withLock { $0 = nil }
         // No slot holds a call now, including those whose end pjsua did not report.
