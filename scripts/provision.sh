@@ -77,6 +77,8 @@ build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev lib
 # espeak-ng: the IVR example's --say prompt, which a test exercises.
 # baresip-core: baresip 1.0, the real user agent of the interop tests.
 peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox espeak-ng openssl procps iproute2 python3 util-linux baresip-core)
+# dnsmasq-base: the DNS server (A and SRV records) of the DNS tests, without its system service.
+peer_pkgs+=(dnsmasq-base)
 
 missing_pkgs() {
     local p
