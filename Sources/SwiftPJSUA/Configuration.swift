@@ -20,6 +20,13 @@ public struct Configuration: Sendable {
     /// Edits of the pjsua structs the engine builds, for pjsua settings it does not model;
     /// none by default. See <doc:EscapeHatch> for what they void.
     public var nativeAdjustments: NativeAdjustments = NativeAdjustments()
+    /// Whether the engine watches the host's network and handles each change itself
+    /// (``NetworkChangeHandling/automatic(_:)``) or leaves it to the app's calls of
+    /// ``PJSUA/handleNetworkChange(_:)`` (``NetworkChangeHandling/manual``, the default).
+    /// With `.automatic`, ``PJSUA/start(_:)`` throws ``NetworkMonitorError`` when the monitor
+    /// cannot start (a sandbox without netlink), and
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a debounce outside 50 ms to 1 min.
+    public var networkChangeHandling: NetworkChangeHandling = .manual
 
     /// The transports of ``init(transports:userAgent:logLevel:logHandler:maxCalls:media:timers:)``'s
     /// default: UDP and TCP on every interface, both on port 5060. With a TCP transport next

@@ -90,6 +90,14 @@ final class EventPrinter: Sendable {
         case .reinviteFailed(let failure):
             let call = name(failure.call)
             line("reinvite-failed \(call) \(failure.purpose.rawValue) \(failure.statusCode) after \(failure.attempts) attempts")
+        case .networkChange(let progress):
+            var text = "network-change \(progress.step)"
+            if let transport = progress.transport { text += " \(transport)" }
+            if let account = progress.account { text += " \(account)" }
+            if let call = progress.call { text += " \(name(call))" }
+            if let code = progress.statusCode { text += " \(code)" }
+            if let error = progress.error { text += " failed: \(error)" }
+            line(text)
         }
     }
 }
@@ -172,6 +180,8 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
         config.media.codecOrder = codecs == "pjmedia" ? [] : codecs.split(separator: ",").map(String.init)
     }
     if let text = options.string("rtp-ports") { config.media.rtpPorts = try rtpPorts(text) }
+    // Re-register, and re-INVITE confirmed calls, after each settled change of the network.
+    if options.flags.contains("follow-network") { config.networkChangeHandling = .automatic(AutomaticNetworkChange()) }
     return config
 }
 

@@ -136,6 +136,10 @@ let usage = """
                                    "pjmedia": pjmedia's own order)
       --rtp-ports A-B              local UDP ports for RTP/RTCP (default 4000-9999; each
                                    call's search starts at a random even port of it)
+      --follow-network             (listen, call, register) watch the network (netlink) and,
+                                   after each change, restart the listeners, register again
+                                   and re-INVITE confirmed calls; "network-change" lines
+                                   show each step
 
     WAV files are 16-bit PCM; --play stops while the tool holds a call and starts again
     from the beginning on resume; a call to an address where nothing answers ends after

@@ -27,12 +27,13 @@ do {
         status = try await Listen.run(Options(
             rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls", "stats-file"])
                 .union(CallFeatures.optionNames),
-            flags: ["quiet", "echo"]))
+            flags: ["quiet", "echo", "follow-network"]))
     case "call":
         status = try await Dial.run(Options(
-            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)))
+            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames),
+            flags: ["follow-network"]))
     case "register":
-        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once"]))
+        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once", "follow-network"]))
     case "version", "--version":
         let version = PJSUA.pjprojectVersion
         out("pjproject \(version.loaded) loaded")
