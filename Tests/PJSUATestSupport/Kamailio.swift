@@ -75,6 +75,10 @@ public final class Kamailio: Sendable {
             "-l", "udp:\(address):\(port)", "-l", "tcp:\(address):\(port)",
         ]
         if natHelper { arguments += ["-A", "WITH_NAT"] }
+        // A unix socket for kamcmd (``contacts(of:)``); the path is reachable from any
+        // network namespace.
+        let control = runDirectory.appendingPathComponent("ctl").path
+        arguments += ["-A", "CTL_SOCKET=\"unix:\(control)\""]
         var tlsPort: UInt16?
         if let tls {
             let chosen = FreePort.tcpAndUDP()
@@ -108,6 +112,29 @@ public final class Kamailio: Sendable {
             process: process)
         try await kamailio.waitUntilAnswering()
         return kamailio
+    }
+
+    /// The Contact URIs the location table holds for `user` now, with where Kamailio sends
+    /// requests for each (its `received` address when it stored one), from `kamcmd ul.dump`.
+    public func contacts(of user: String) -> [(contact: String, received: String?)] {
+        let control = folder.file("\(process.name)-run").appendingPathComponent("ctl").path
+        guard let dump = commandOutput("/usr/sbin/kamcmd", ["-s", "unix:\(control)", "ul.dump"])?.output else { return [] }
+        // ul.dump prints each record's AoR, then each of its contacts as
+        // "Address: <uri>" followed by its attributes ("Received: <uri>" among them).
+        var result: [(contact: String, received: String?)] = []
+        var inUser = false
+        for line in dump.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("AoR:") {
+                let aor = line.dropFirst(4).trimmingCharacters(in: .whitespaces)
+                inUser = aor == user || aor.hasPrefix("\(user)@")
+            } else if inUser, line.hasPrefix("Address:") {
+                result.append((String(line.dropFirst(8).trimmingCharacters(in: .whitespaces)), nil))
+            } else if inUser, line.hasPrefix("Received:"), !result.isEmpty {
+                let value = line.dropFirst(9).trimmingCharacters(in: .whitespaces)
+                if !value.isEmpty, value != "[not set]" { result[result.count - 1].received = String(value) }
+            }
+        }
+        return result
     }
 
     /// Sends OPTIONS probes every 50 ms until one gets a 200 (at most 15 s).

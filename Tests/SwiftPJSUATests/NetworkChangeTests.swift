@@ -176,3 +176,123 @@ private struct ScratchNamespace {
 private struct NamespaceCommandFailed: Error {
     let command: String
 }
+
+/// An engine behind a NAT that moves to another subnet in the middle of a call: a `swiftpjsua
+/// listen` (alice, playing a tone) registered with Kamailio (nathelper) on the public segment,
+/// called by bob from there. The move deletes alice's address, adds one in another subnet and
+/// moves the default route, as a phone switching networks does.
+extension EngineTests {
+    /// What one run of the move left behind.
+    struct NetworkMove {
+        /// alice's Contact bindings at Kamailio before the move, and 3 s after it.
+        var contactsBefore: [String]
+        var contactsAfter: [String]
+        /// Everything alice printed.
+        var alice: String
+        /// The tone in the last 3 s of bob's recording (well after the move).
+        var toneAfterMove: ToneAnalysis
+        /// Whether carol's call, placed through Kamailio after the move, reached alice.
+        var laterCallArrived: Bool
+    }
+
+    static let movingFrequency = 1000.0
+
+    /// Runs the move, with `--follow-network` on alice when `follows`.
+    static func networkMove(follows: Bool) async throws -> NetworkMove {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("alice-tone.wav"), heard = folder.file("bob-heard.wav")
+        try WAVAudio.tone(frequency: movingFrequency, duration: .seconds(30)).write(to: tone)
+        return try await withTopology({ plan in
+            plan.server("registrar")
+            plan.server("bob")
+            plan.client("alice")
+        }) { bed in
+            let kamailio = try await Kamailio.start(folder: folder, in: bed.host("registrar"), natHelper: true)
+            defer { kamailio.stop() }
+            var environment: [String: String] = [:]
+            func account(_ user: String) -> [String] {
+                environment["PW_\(user)"] = Kamailio.passwords[user] ?? ""
+                return [
+                    "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user), "--username", user,
+                    "--password-env", "PW_\(user)", "--codecs", "PCMU",
+                ]
+            }
+            let aliceHost = bed.host("alice"), box = bed.nat("alice")
+            let aliceArguments = ["listen", "--play", tone.path] + account("alice") + (follows ? ["--follow-network"] : [])
+            let alice = try aliceHost.run(
+                "alice", executable: Repository.tool.path, arguments: aliceArguments, folder: folder,
+                environment: environment)
+            defer { alice.stop() }
+            try await alice.waitForOutput(containing: "registered expires=")
+            let before = kamailio.contacts(of: "alice").map(\.contact)
+            let bob = try bed.host("bob").run(
+                "bob", executable: Repository.tool.path,
+                arguments: ["call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "9"] + account("bob"),
+                folder: folder, environment: environment)
+            defer { bob.stop() }
+            try await alice.waitForOutput(containing: " CONFIRMED", timeout: .seconds(10))
+            try await Task.sleep(for: .seconds(2))
+
+            // The move: a second subnet on the NAT box's LAN, alice's address and default
+            // route into it, her old address gone.
+            let commands: [(Topology.Host?, [String])] = [
+                (nil, ["ip", "addr", "add", "10.0.9.1/24", "dev", "lan"]),
+                (aliceHost, ["ip", "addr", "add", "10.0.9.2/24", "dev", "eth0"]),
+                (aliceHost, ["ip", "route", "replace", "default", "via", "10.0.9.1"]),
+                (aliceHost, ["ip", "addr", "del", "\(aliceHost.address)/24", "dev", "eth0"]),
+            ]
+            for (host, command) in commands {
+                let result = host?.exec(command) ?? box.exec(command)
+                try #require(result.status == 0, "\(command): \(result.output)")
+            }
+            try await Task.sleep(for: .seconds(3))
+            let after = kamailio.contacts(of: "alice").map(\.contact)
+
+            // bob hangs up after 9 s; his recording then holds the call's last seconds.
+            let bobStatus = try await bob.waitForExit(timeout: .seconds(20))
+            #expect(bobStatus == 0 || !follows, "\(bob.output)")
+            let recording = try WAVAudio(contentsOf: heard)
+            let tail = Array(recording.samples.suffix(recording.sampleRate * 3))
+            let toneAfter = ToneAnalysis(WAVAudio(sampleRate: recording.sampleRate, samples: tail), frequency: movingFrequency)
+
+            // A new call through the registrar after the move.
+            let carol = try bed.host("bob").run(
+                "carol", executable: Repository.tool.path,
+                arguments: ["call", kamailio.aor("alice"), "--hangup-after", "1"] + account("carol"),
+                folder: folder, environment: environment)
+            defer { carol.stop() }
+            let arrived: Bool
+            do {
+                try await alice.waitForOutput(containing: "from <sip:carol@", timeout: .seconds(4))
+                arrived = true
+            } catch {
+                arrived = false
+            }
+            return NetworkMove(
+                contactsBefore: before, contactsAfter: after, alice: alice.output, toneAfterMove: toneAfter,
+                laterCallArrived: arrived)
+        }
+    }
+
+    @Test("Network move (UDP, behind NAT): with --follow-network the registrar holds only the new Contact, the call is re-INVITEd and the tone comes back; a later call arrives")
+    func networkMoveFollowed() async throws {
+        let move = try await Self.networkMove(follows: true)
+        try #require(move.contactsBefore.count == 1, "\(move.contactsBefore)")
+        #expect(move.contactsAfter.count == 1, "only the new binding 3 s after the move: \(move.contactsAfter)")
+        #expect(move.contactsAfter != move.contactsBefore, "\(move.contactsBefore) → \(move.contactsAfter)")
+        #expect(move.alice.contains("network-change targetRefreshSent"), "\(move.alice)")
+        #expect(move.alice.contains("network-change completed"), "\(move.alice)")
+        #expect(move.toneAfterMove.detected(minimumDuration: .milliseconds(1500)), "\(move.toneAfterMove)")
+        #expect(move.laterCallArrived, "\(move.alice)")
+    }
+
+    @Test("Network move (UDP, behind NAT), the negative control: without --follow-network the registrar keeps the dead binding and a later call never arrives")
+    func networkMoveUnfollowed() async throws {
+        let move = try await Self.networkMove(follows: false)
+        try #require(move.contactsBefore.count == 1, "\(move.contactsBefore)")
+        #expect(move.contactsAfter == move.contactsBefore, "\(move.contactsAfter)")
+        #expect(!move.alice.contains("network-change"), "\(move.alice)")
+        #expect(!move.laterCallArrived, "\(move.alice)")
+    }
+}
