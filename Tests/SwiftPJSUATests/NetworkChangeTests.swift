@@ -193,12 +193,17 @@ extension EngineTests {
         var toneAfterMove: ToneAnalysis
         /// Whether carol's call, placed through Kamailio after the move, reached alice.
         var laterCallArrived: Bool
+        /// Where Kamailio received alice's requests from (address:port) before the move, and
+        /// after it (until the test ends).
+        var sourcesBefore: Set<String>
+        var sourcesAfter: Set<String>
     }
 
     static let movingFrequency = 1000.0
 
-    /// Runs the move, with `--follow-network` on alice when `follows`.
-    static func networkMove(follows: Bool) async throws -> NetworkMove {
+    /// Runs the move over `transport` (`udp` or `tcp`), with `--follow-network` on alice when
+    /// `follows`.
+    static func networkMove(follows: Bool, transport: String = "udp") async throws -> NetworkMove {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let tone = folder.file("alice-tone.wav"), heard = folder.file("bob-heard.wav")
@@ -215,7 +220,7 @@ extension EngineTests {
                 environment["PW_\(user)"] = Kamailio.passwords[user] ?? ""
                 return [
                     "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user), "--username", user,
-                    "--password-env", "PW_\(user)", "--codecs", "PCMU",
+                    "--password-env", "PW_\(user)", "--codecs", "PCMU", "--transport", transport,
                 ]
             }
             let aliceHost = bed.host("alice"), box = bed.nat("alice")
@@ -226,6 +231,7 @@ extension EngineTests {
             defer { alice.stop() }
             try await alice.waitForOutput(containing: "registered expires=")
             let before = kamailio.contacts(of: "alice").map(\.contact)
+            func aliceRequests() -> [Kamailio.Request] { kamailio.receivedRequests.filter { $0.user == "alice" } }
             let bob = try bed.host("bob").run(
                 "bob", executable: Repository.tool.path,
                 arguments: ["call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "9"] + account("bob"),
@@ -234,6 +240,7 @@ extension EngineTests {
             try await alice.waitForOutput(containing: " CONFIRMED", timeout: .seconds(10))
             try await Task.sleep(for: .seconds(2))
 
+            let requestsBefore = aliceRequests()
             // The move: a second subnet on the NAT box's LAN, alice's address and default
             // route into it, her old address gone.
             let commands: [(Topology.Host?, [String])] = [
@@ -269,15 +276,27 @@ extension EngineTests {
             } catch {
                 arrived = false
             }
+            let requestsAfter = aliceRequests().dropFirst(requestsBefore.count)
             return NetworkMove(
                 contactsBefore: before, contactsAfter: after, alice: alice.output, toneAfterMove: toneAfter,
-                laterCallArrived: arrived)
+                laterCallArrived: arrived, sourcesBefore: Set(requestsBefore.map(\.source)),
+                sourcesAfter: Set(requestsAfter.map(\.source)))
         }
     }
 
     @Test("Network move (UDP, behind NAT): with --follow-network the registrar holds only the new Contact, the call is re-INVITEd and the tone comes back; a later call arrives")
     func networkMoveFollowed() async throws {
-        let move = try await Self.networkMove(follows: true)
+        try Self.expectFollowedMove(try await Self.networkMove(follows: true))
+    }
+
+    @Test("Network move (TCP, behind NAT): with --follow-network the dead connection is shut down, the new one carries the REGISTER, the re-INVITE and a later call")
+    func networkMoveFollowedTCP() async throws {
+        let move = try await Self.networkMove(follows: true, transport: "tcp")
+        try Self.expectFollowedMove(move)
+        #expect(move.contactsAfter.allSatisfy { $0.lowercased().contains("transport=tcp") }, "\(move.contactsAfter)")
+    }
+
+    static func expectFollowedMove(_ move: NetworkMove) throws {
         try #require(move.contactsBefore.count == 1, "\(move.contactsBefore)")
         #expect(move.contactsAfter.count == 1, "only the new binding 3 s after the move: \(move.contactsAfter)")
         #expect(move.contactsAfter != move.contactsBefore, "\(move.contactsBefore) → \(move.contactsAfter)")
@@ -285,6 +304,10 @@ extension EngineTests {
         #expect(move.alice.contains("network-change completed"), "\(move.alice)")
         #expect(move.toneAfterMove.detected(minimumDuration: .milliseconds(1500)), "\(move.toneAfterMove)")
         #expect(move.laterCallArrived, "\(move.alice)")
+        // After the move, nothing of alice's comes from the old address and port (for TCP:
+        // over the dead connection).
+        #expect(!move.sourcesAfter.isEmpty && move.sourcesAfter.isDisjoint(with: move.sourcesBefore),
+                "before \(move.sourcesBefore), after \(move.sourcesAfter)")
     }
 
     @Test("Network move (UDP, behind NAT), the negative control: without --follow-network the registrar keeps the dead binding and a later call never arrives")
