@@ -319,3 +319,46 @@ extension EngineTests {
         #expect(!move.laterCallArrived, "\(move.alice)")
     }
 }
+
+extension EngineTests {
+    @Test("Network change: five flaps of a registered engine's link in 2 s give one re-registration, not five (behind NAT, Kamailio)")
+    func networkFlappingRegistersOnce() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await withTopology({ plan in
+            plan.server("registrar")
+            plan.client("alice")
+        }) { bed in
+            let kamailio = try await Kamailio.start(folder: folder, in: bed.host("registrar"), natHelper: true)
+            defer { kamailio.stop() }
+            let host = bed.host("alice")
+            let alice = try host.run(
+                "alice", executable: Repository.tool.path,
+                arguments: [
+                    "listen", "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
+                    "--username", "alice", "--password-env", "PW", "--follow-network",
+                ], folder: folder, environment: ["PW": Kamailio.passwords["alice"] ?? ""])
+            defer { alice.stop() }
+            try await alice.waitForOutput(containing: "registered expires=")
+            // Let the initial registration (and its Contact rewrite) settle.
+            try await Task.sleep(for: .seconds(1))
+            let before = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "alice" }.count
+            for _ in 0..<5 {
+                #expect(host.exec(["ip", "link", "set", "eth0", "down"]).status == 0)
+                try await Task.sleep(for: .milliseconds(150))
+                #expect(host.exec(["ip", "link", "set", "eth0", "up"]).status == 0)
+                // Down drops the default route: put it back, as a DHCP client would.
+                _ = host.exec(["ip", "route", "replace", "default", "via", bed.nat("alice").privateAddress])
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            try await alice.waitForOutput(containing: "network-change completed", timeout: .seconds(10))
+            try await Task.sleep(for: .seconds(2))
+            let output = alice.output
+            #expect(output.components(separatedBy: "network-change completed").count - 1 == 1, "\(output)")
+            let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "alice" }.count - before
+            // One re-registration: its REGISTER, and the retry with credentials after a 401.
+            #expect((1...2).contains(registers), "\(registers) REGISTERs after five flaps: \(output)")
+            #expect(kamailio.contacts(of: "alice").count == 1, "\(kamailio.contacts(of: "alice").map(\.contact))")
+        }
+    }
+}
