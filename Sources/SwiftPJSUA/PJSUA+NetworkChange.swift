@@ -17,7 +17,9 @@ extension PJSUA {
     /// pjsua's `contact_rewrite_method`), then re-INVITEs or UPDATEs its confirmed calls with a
     /// new Contact, Via and SDP, or ends them. Outgoing calls that are not confirmed are
     /// ended (see ``NetworkChangePolicy``). Each step is also delivered as
-    /// ``PJSUAEvent/networkChange(_:)``.
+    /// ``PJSUAEvent/networkChange(_:)``. A REGISTER of the change that fails (the registrar
+    /// unreachable from the new network: 408 after 64 × T1) is retried after the account's
+    /// ``AccountConfiguration/retryInterval``, until it succeeds; pjsua itself retries none.
     ///
     /// - Parameter options: what to do with the transports and how long to wait.
     /// - Returns: every step pjsua reported, up to ``NetworkChangeProgress/Step/completed``,

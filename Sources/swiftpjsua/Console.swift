@@ -180,6 +180,8 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
         config.media.codecOrder = codecs == "pjmedia" ? [] : codecs.split(separator: ",").map(String.init)
     }
     if let text = options.string("rtp-ports") { config.media.rtpPorts = try rtpPorts(text) }
+    // SIP's T1 (RFC 3261 §17.1.1.1): a request nobody answers fails after 64 × T1.
+    if let t1 = try options.int("t1", in: 1...60_000) { config.timers.t1 = .milliseconds(t1) }
     // Re-register, and re-INVITE confirmed calls, after each settled change of the network.
     if options.flags.contains("follow-network") { config.networkChangeHandling = .automatic(AutomaticNetworkChange()) }
     return config

@@ -136,6 +136,8 @@ let usage = """
                                    "pjmedia": pjmedia's own order)
       --rtp-ports A-B              local UDP ports for RTP/RTCP (default 4000-9999; each
                                    call's search starts at a random even port of it)
+      --t1 MS                      SIP's round-trip estimate T1 (default 500); an unanswered
+                                   request fails after 64 x T1 (32 s by default)
       --follow-network             (listen, call, register) watch the network (netlink) and,
                                    after each change, restart the listeners, register again
                                    and re-INVITE confirmed calls; "network-change" lines

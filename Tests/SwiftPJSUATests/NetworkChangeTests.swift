@@ -362,3 +362,66 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("Network change while the registrar is unreachable: the change completes with the REGISTER's 408, nothing crashes, and the account registers once the registrar is back")
+    func networkChangeWithRegistrarDown() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await withTopology({ plan in
+            plan.server("registrar")
+            plan.server("bob")
+            plan.client("alice")
+        }) { bed in
+            let kamailio = try await Kamailio.start(folder: folder, in: bed.host("registrar"), natHelper: true)
+            defer { kamailio.stop() }
+            let host = bed.host("alice"), registrar = bed.host("registrar")
+            // T1 100 ms: an unanswered REGISTER fails after 6.4 s; retry 1 s after a failure.
+            let alice = try host.run(
+                "alice", executable: Repository.tool.path,
+                arguments: [
+                    "listen", "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
+                    "--username", "alice", "--password-env", "PW", "--follow-network", "--t1", "100", "--retry", "1",
+                ], folder: folder, environment: ["PW": Kamailio.passwords["alice"] ?? ""])
+            defer { alice.stop() }
+            try await alice.waitForOutput(containing: "registered expires=")
+            try await Task.sleep(for: .seconds(1))
+            try #require(registrar.exec(["ip", "link", "set", "eth0", "down"]).status == 0)
+            let box = bed.nat("alice")
+            for (target, command) in [
+                (Optional<Topology.Host>.none, ["ip", "addr", "add", "10.0.9.1/24", "dev", "lan"]),
+                (host, ["ip", "addr", "add", "10.0.9.2/24", "dev", "eth0"]),
+                (host, ["ip", "route", "replace", "default", "via", "10.0.9.1"]),
+                (host, ["ip", "addr", "del", "\(host.address)/24", "dev", "eth0"]),
+            ] {
+                let result = target?.exec(command) ?? box.exec(command)
+                try #require(result.status == 0, "\(command): \(result.output)")
+            }
+            // The change's REGISTER goes unanswered: 408 after 64 × T1, then completed.
+            try await alice.waitForOutput(containing: "network-change completed", timeout: .seconds(15))
+            let output = alice.output
+            #expect(output.contains("network-change contactUpdated account"), "\(output)")
+            #expect(output.contains(" 408"), "\(output)")
+            #expect(alice.exitStatus == nil, "alice is still running: \(output)")
+            // The registrar comes back: the account registers again, at the new address.
+            let registeredBefore = output.components(separatedBy: "registered expires=").count
+            try #require(registrar.exec(["ip", "link", "set", "eth0", "up"]).status == 0)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while alice.output.components(separatedBy: "registered expires=").count == registeredBefore,
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(alice.output.components(separatedBy: "registered expires=").count > registeredBefore, "\(alice.output)")
+            // bob's call through the registrar reaches alice at her new address.
+            let bob = try bed.host("bob").run(
+                "bob", executable: Repository.tool.path,
+                arguments: [
+                    "call", kamailio.aor("alice"), "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id",
+                    kamailio.aor("bob"), "--username", "bob", "--password-env", "PW", "--hangup-after", "1",
+                ], folder: folder, environment: ["PW": Kamailio.passwords["bob"] ?? ""])
+            defer { bob.stop() }
+            try await alice.waitForOutput(containing: "from <sip:bob@", timeout: .seconds(8))
+        }
+    }
+}

@@ -51,6 +51,11 @@ func onIPChangeProgress(
             progress.account = Handles.account(update.acc_id)
             progress.isRegistration = update.is_register != 0
             if update.is_register != 0 { progress.statusCode = Int(update.code) }
+            if update.is_register != 0, status != pj_status_t(PJ_SUCCESS.rawValue) || !(200..<300).contains(update.code),
+                let account = progress.account
+            {
+                bridge.accountRecords.scheduleAfterFailedNetworkChange(account)
+            }
         }
     case CPJ_IP_CHANGE_ACC_HANGUP_CALLS:
         progress = NetworkChangeProgress(step: .callEnded)
