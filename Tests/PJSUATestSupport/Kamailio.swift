@@ -266,12 +266,14 @@ public struct TestCertificates: Sendable {
     /// The server's private key (PEM).
     public let serverKey: URL
 
-    /// Makes a CA and a server certificate with subjectAltName `IP:127.0.0.1, DNS:localhost`.
-    public static func make(in folder: TemporaryFolder) async throws -> TestCertificates {
+    /// Makes a CA and a server certificate with subjectAltName `IP:127.0.0.1, DNS:localhost`
+    /// and `IP:` each of `addresses` (a ``Topology`` host's, say).
+    public static func make(in folder: TemporaryFolder, addresses: [String] = []) async throws -> TestCertificates {
         let ca = folder.file("ca.pem"), caKey = folder.file("ca-key.pem")
         let server = folder.file("server.pem"), serverKey = folder.file("server-key.pem")
         let request = folder.file("server.csr"), extensions = folder.file("server.ext")
-        try "subjectAltName = IP:127.0.0.1, DNS:localhost\nextendedKeyUsage = serverAuth\n"
+        let names = (["IP:127.0.0.1", "DNS:localhost"] + addresses.map { "IP:\($0)" }).joined(separator: ", ")
+        try "subjectAltName = \(names)\nextendedKeyUsage = serverAuth\n"
             .write(to: extensions, atomically: true, encoding: .utf8)
         let steps: [[String]] = [
             ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=swift-pjsua test CA",

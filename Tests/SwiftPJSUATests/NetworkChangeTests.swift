@@ -213,15 +213,34 @@ extension EngineTests {
             plan.server("bob")
             plan.client("alice")
         }) { bed in
-            let kamailio = try await Kamailio.start(folder: folder, in: bed.host("registrar"), natHelper: true)
+            let registrarHost = bed.host("registrar")
+            var tlsFiles: Kamailio.TLSFiles?
+            var caFile: String?
+            if transport == "tls" {
+                let certificates = try await TestCertificates.make(in: folder, addresses: [registrarHost.address])
+                tlsFiles = Kamailio.TLSFiles(certificate: certificates.serverCertificate, privateKey: certificates.serverKey)
+                caFile = certificates.caCertificate.path
+            }
+            let kamailio = try await Kamailio.start(folder: folder, tls: tlsFiles, in: registrarHost, natHelper: true)
             defer { kamailio.stop() }
             var environment: [String: String] = [:]
+            // alice uses `transport` (TLS: the registrar's TLS port, its CA trusted); bob UDP.
             func account(_ user: String) -> [String] {
                 environment["PW_\(user)"] = Kamailio.passwords[user] ?? ""
+                var registrar = kamailio.uri
+                var options = ["--codecs", "PCMU"]
+                if user == "alice" {
+                    options += ["--transport", transport]
+                    if transport == "tcp" { registrar += ";transport=tcp" }
+                    if let port = kamailio.tlsPort, let caFile {
+                        registrar = "sip:\(kamailio.address):\(port);transport=tls"
+                        options += ["--ca-file", caFile]
+                    }
+                }
                 return [
-                    "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user), "--username", user,
-                    "--password-env", "PW_\(user)", "--codecs", "PCMU", "--transport", transport,
-                ]
+                    "--bind", "", "--port", "5060", "--registrar", registrar, "--id", kamailio.aor(user), "--username", user,
+                    "--password-env", "PW_\(user)",
+                ] + options
             }
             let aliceHost = bed.host("alice"), box = bed.nat("alice")
             let aliceArguments = ["listen", "--play", tone.path] + account("alice") + (follows ? ["--follow-network"] : [])
@@ -294,6 +313,13 @@ extension EngineTests {
         let move = try await Self.networkMove(follows: true, transport: "tcp")
         try Self.expectFollowedMove(move)
         #expect(move.contactsAfter.allSatisfy { $0.lowercased().contains("transport=tcp") }, "\(move.contactsAfter)")
+    }
+
+    @Test("Network move (TLS, behind NAT): with --follow-network the dead TLS connection is not reused; a new one carries the REGISTER, the re-INVITE and a later call")
+    func networkMoveFollowedTLS() async throws {
+        let move = try await Self.networkMove(follows: true, transport: "tls")
+        try Self.expectFollowedMove(move)
+        #expect(move.contactsAfter.allSatisfy { $0.lowercased().contains("transport=tls") }, "\(move.contactsAfter)")
     }
 
     static func expectFollowedMove(_ move: NetworkMove) throws {
