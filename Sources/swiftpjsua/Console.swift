@@ -211,3 +211,18 @@ func requireReadable(_ file: String?) throws(UsageError) {
         throw UsageError(message: "--play: cannot read \(file)")
     }
 }
+
+/// `kill -USR1 <pid>`: the tool handles a network change now (`handleNetworkChange`), for
+/// machines where `--follow-network` cannot watch the network, or to force one. The steps
+/// are printed as `network-change` lines. Keep the returned source alive while running.
+func networkChangeOnSIGUSR1(_ engine: PJSUA) -> any DispatchSourceSignal {
+    signal(SIGUSR1, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGUSR1)
+    source.setEventHandler {
+        Task {
+            do { _ = try await engine.handleNetworkChange() } catch { out(errorLine(error)) }
+        }
+    }
+    source.resume()
+    return source
+}

@@ -24,6 +24,8 @@ enum Listen {
         // --stats-file: a second subscriber that does nothing but time each event's delivery.
         let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
         try await engine.start(configuration(options: options, port: UInt16(port)))
+        let networkChangeSignal = networkChangeOnSIGUSR1(engine)
+        defer { networkChangeSignal.cancel() }
         if await signals.shutDownIfSignalled(engine) { return 0 }
         let (_, usable) = try await setUpAccount(
             engine: engine, options: AccountOptions(options), events: events, printer: printer)

@@ -141,7 +141,8 @@ let usage = """
       --follow-network             (listen, call, register) watch the network (netlink) and,
                                    after each change, restart the listeners, register again
                                    and re-INVITE confirmed calls; "network-change" lines
-                                   show each step
+                                   show each step; without it, `kill -USR1 <pid>` makes
+                                   listen, call and register handle a network change once
 
     WAV files are 16-bit PCM; --play stops while the tool holds a call and starts again
     from the beginning on resume; a call to an address where nothing answers ends after

@@ -116,7 +116,23 @@ extension EngineTests {
         #expect(output.contains("network-change listenerRestarted"), "\(output)")
     }
 
-    @Test("Network change: where netlink is refused, --follow-network fails with the typed error and plain listen works")
+    /// The first process named `name` among the descendants of `pid` (PeerProcess runs its
+    /// command under `timeout`, and here under python's exec as well).
+    static func childPID(of pid: Int32, named name: String) -> Int32? {
+        var queue = [pid]
+        while let parent = queue.first {
+            queue.removeFirst()
+            let children = (try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8)) ?? ""
+            for child in children.split(separator: " ").compactMap({ Int32($0) }) {
+                let command = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
+                if command.trimmingCharacters(in: .whitespacesAndNewlines) == name { return child }
+                queue.append(child)
+            }
+        }
+        return nil
+    }
+
+    @Test("Network change: where netlink is refused, --follow-network fails with the typed error; plain listen works and handles a change on SIGUSR1")
     func networkMonitorRefusedIsTypedError() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -137,6 +153,11 @@ extension EngineTests {
             folder: folder)
         defer { plain.stop() }
         try await plain.waitUntilListening()
+        // Without the monitor, a network change handled on request (SIGUSR1) works.
+        let tool = try #require(Self.childPID(of: plain.pid, named: "swiftpjsua"), "\(plain.output)")
+        kill(tool, SIGUSR1)
+        try await plain.waitForOutput(containing: "network-change completed", timeout: .seconds(10))
+        #expect(plain.output.contains("network-change listenerRestarted"), "\(plain.output)")
     }
 }
 
