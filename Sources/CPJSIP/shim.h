@@ -836,6 +836,49 @@ static inline unsigned cpj_ip_change_reinvite_flags(void) {
     return PJSUA_CALL_REINIT_MEDIA | PJSUA_CALL_UPDATE_CONTACT | PJSUA_CALL_UPDATE_VIA;
 }
 
+/* Before a final 2xx to an incoming call that is still early: when the account's Contact
+ * changed since the INVITE arrived (a network change moved it), make it the dialog's local
+ * Contact, so the 2xx names the address the host has now (RFC 3261 §12.1.1: the
+ * 2xx's Contact is the UAC's remote target). pjsua updates the Contact of confirmed calls by
+ * re-INVITE, but leaves an early dialog on the address it was created with, where the ACK
+ * then goes. Returns 1 when it changed the Contact, 0 when not, -1 on failure. */
+static inline int cpj_call_refresh_early_contact(pjsua_call_id call_id) {
+    if (call_id < 0 || call_id >= (int)pjsua_var.ua_cfg.max_calls) return -1;
+    pjsua_call *call = &pjsua_var.calls[call_id];
+    pjsip_inv_session *inv = call->inv;
+    if (inv == NULL || inv->role != PJSIP_ROLE_UAS || inv->state >= PJSIP_INV_STATE_CONNECTING) return 0;
+    if (!pjsua_acc_is_valid(call->acc_id)) return 0;
+    pjsua_acc *acc = &pjsua_var.acc[call->acc_id];
+    const pj_str_t *wanted = acc->cfg.force_contact.slen ? &acc->cfg.force_contact : &acc->contact;
+    if (wanted->slen == 0) return 0;
+    pjsip_dialog *dlg = inv->dlg;
+    int result = 0;
+    pjsip_dlg_inc_lock(dlg);
+    char current[PJSIP_MAX_URL_SIZE];
+    int length = dlg->local.contact ? pjsip_uri_print(PJSIP_URI_IN_CONTACT_HDR, dlg->local.contact->uri,
+                                                      current, sizeof current) : -1;
+    /* acc->contact is "<uri>" with parameters after it; compare the URI inside. */
+    pj_str_t inside = *wanted;
+    if (inside.slen > 1 && inside.ptr[0] == '<') {
+        const char *end = pj_memchr(inside.ptr, '>', inside.slen);
+        if (end) { inside.ptr += 1; inside.slen = end - inside.ptr; }
+    }
+    if (length < 0 || length != inside.slen || pj_memcmp(current, inside.ptr, length) != 0) {
+        const pj_str_t name = { (char *)"Contact", 7 };
+        pj_str_t copy;
+        pj_strdup_with_null(dlg->pool, &copy, wanted);
+        pjsip_contact_hdr *contact = (pjsip_contact_hdr *)pjsip_parse_hdr(dlg->pool, &name, copy.ptr, copy.slen, NULL);
+        if (contact == NULL) {
+            result = -1;
+        } else {
+            dlg->local.contact = contact;
+            result = 1;
+        }
+    }
+    pjsip_dlg_dec_lock(dlg);
+    return result;
+}
+
 #if defined(__linux__)
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>

@@ -75,9 +75,10 @@ let usage = """
       demo                         call yourself over loopback, play a 1 kHz tone into one
                                    leg, record the other, report whether the tone arrived
       listen --port P              auto-answer incoming calls, one line per event
-             [--bind ADDR] [--answer-code C] [--play F.wav] [--record F.wav]
+             [--bind ADDR] [--answer-code C] [--answer-after S] [--play F.wav] [--record F.wav]
              [--hangup-after S] [--max-calls N] [call features]
-                                   (--max-calls: most simultaneous calls, 1 up to the
+                                   (--answer-after: ring with 180 first, answer S seconds
+                                   later; --max-calls: most simultaneous calls, 1 up to the
                                    build's limit, see `version`; more get 486)
              [--echo] [--quiet] [--stats-file F]
                                    --echo: send each call back what it receives (through

@@ -25,7 +25,7 @@ do {
         status = try await Demo.run(Options(rest, valued: common))
     case "listen":
         status = try await Listen.run(Options(
-            rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls", "stats-file"])
+            rest, valued: withAccount.union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
                 .union(CallFeatures.optionNames),
             flags: ["quiet", "echo", "follow-network"]))
     case "call":

@@ -472,3 +472,59 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("Network change while an incoming call rings: the call keeps ringing, is answered from the new address, confirmed and carries the tone")
+    func networkChangeWhileRinging() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("alice-tone.wav"), heard = folder.file("bob-heard.wav")
+        try WAVAudio.tone(frequency: Self.movingFrequency, duration: .seconds(30)).write(to: tone)
+        try await withTopology({ plan in
+            plan.server("registrar")
+            plan.server("bob")
+            plan.client("alice")
+        }) { bed in
+            let kamailio = try await Kamailio.start(folder: folder, in: bed.host("registrar"), natHelper: true)
+            defer { kamailio.stop() }
+            func account(_ user: String) -> [String] {
+                [
+                    "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user),
+                    "--username", user, "--password-env", "PW_\(user)", "--codecs", "PCMU",
+                ]
+            }
+            let environment = ["PW_alice": Kamailio.passwords["alice"] ?? "", "PW_bob": Kamailio.passwords["bob"] ?? ""]
+            let host = bed.host("alice"), box = bed.nat("alice")
+            let alice = try host.run(
+                "alice", executable: Repository.tool.path,
+                arguments: ["listen", "--play", tone.path, "--answer-after", "4", "--follow-network"] + account("alice"),
+                folder: folder, environment: environment)
+            defer { alice.stop() }
+            try await alice.waitForOutput(containing: "registered expires=")
+            let bob = try bed.host("bob").run(
+                "bob", executable: Repository.tool.path,
+                arguments: ["call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "4"] + account("bob"),
+                folder: folder, environment: environment)
+            defer { bob.stop() }
+            try await alice.waitForOutput(containing: "ringing ", timeout: .seconds(10))
+            for (target, command) in [
+                (Optional<Topology.Host>.none, ["ip", "addr", "add", "10.0.9.1/24", "dev", "lan"]),
+                (host, ["ip", "addr", "add", "10.0.9.2/24", "dev", "eth0"]),
+                (host, ["ip", "route", "replace", "default", "via", "10.0.9.1"]),
+                (host, ["ip", "addr", "del", "\(host.address)/24", "dev", "eth0"]),
+            ] {
+                let result = target?.exec(command) ?? box.exec(command)
+                try #require(result.status == 0, "\(command): \(result.output)")
+            }
+            try await alice.waitForOutput(containing: "network-change completed", timeout: .seconds(6))
+            // Still ringing through the change: pjsua leaves incoming early calls alone.
+            #expect(!alice.output.contains("network-change callEnded"), "\(alice.output)")
+            try await alice.waitForOutput(containing: " CONFIRMED", timeout: .seconds(10))
+            let status = try await bob.waitForExit(timeout: .seconds(20))
+            #expect(status == 0, "bob's call was confirmed and ended by his hangup: \(bob.output)")
+            let recording = try WAVAudio(contentsOf: heard)
+            let analysis = ToneAnalysis(recording, frequency: Self.movingFrequency)
+            #expect(analysis.detected(minimumDuration: .milliseconds(1500)), "\(analysis)")
+        }
+    }
+}
