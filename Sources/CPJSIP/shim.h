@@ -807,6 +807,156 @@ static inline unsigned cpj_dtmf_flag_is_end(void) { return PJMEDIA_STREAM_DTMF_I
 /* PJSUA_UNKNOWN_DTMF_DURATION is a cast expression macro. */
 static inline unsigned cpj_dtmf_unknown_duration(void) { return PJSUA_UNKNOWN_DTMF_DURATION; }
 
+/* ---- Network changes: pjsua_handle_ip_change's steps, by name, for every version (2.17
+ * added PJSUA_IP_CHANGE_OP_SHUTDOWN_TP in the middle of the enum, shifting the later
+ * values), and a NETLINK_ROUTE socket for the Linux network monitor. ---- */
+
+enum { CPJ_IP_CHANGE_SHUTDOWN_TP = 1, CPJ_IP_CHANGE_RESTART_LIS, CPJ_IP_CHANGE_ACC_SHUTDOWN_TP,
+       CPJ_IP_CHANGE_ACC_UPDATE_CONTACT, CPJ_IP_CHANGE_ACC_HANGUP_CALLS, CPJ_IP_CHANGE_ACC_REINVITE_CALLS,
+       CPJ_IP_CHANGE_COMPLETED, CPJ_IP_CHANGE_OTHER };
+
+/* pjsua's operation as one of the CPJ_IP_CHANGE_ values above. */
+static inline int cpj_ip_change_step(pjsua_ip_change_op op) {
+    switch (op) {
+#if CPJ_VERSION_AT_LEAST(2, 17)
+    case PJSUA_IP_CHANGE_OP_SHUTDOWN_TP: return CPJ_IP_CHANGE_SHUTDOWN_TP;
+#endif
+    case PJSUA_IP_CHANGE_OP_RESTART_LIS: return CPJ_IP_CHANGE_RESTART_LIS;
+    case PJSUA_IP_CHANGE_OP_ACC_SHUTDOWN_TP: return CPJ_IP_CHANGE_ACC_SHUTDOWN_TP;
+    case PJSUA_IP_CHANGE_OP_ACC_UPDATE_CONTACT: return CPJ_IP_CHANGE_ACC_UPDATE_CONTACT;
+    case PJSUA_IP_CHANGE_OP_ACC_HANGUP_CALLS: return CPJ_IP_CHANGE_ACC_HANGUP_CALLS;
+    case PJSUA_IP_CHANGE_OP_ACC_REINVITE_CALLS: return CPJ_IP_CHANGE_ACC_REINVITE_CALLS;
+    case PJSUA_IP_CHANGE_OP_COMPLETED: return CPJ_IP_CHANGE_COMPLETED;
+    default: return CPJ_IP_CHANGE_OTHER;
+    }
+}
+
+/* The re-INVITE flags pjsua's default uses (enum constants, spelled as unsigned). */
+static inline unsigned cpj_ip_change_reinvite_flags(void) {
+    return PJSUA_CALL_REINIT_MEDIA | PJSUA_CALL_UPDATE_CONTACT | PJSUA_CALL_UPDATE_VIA;
+}
+
+/* Before a final 2xx to an incoming call that is still early: when the account's Contact
+ * changed since the INVITE arrived (a network change moved it), make it the dialog's local
+ * Contact, so the 2xx names the address the host has now (RFC 3261 §12.1.1: the
+ * 2xx's Contact is the UAC's remote target). pjsua updates the Contact of confirmed calls by
+ * re-INVITE, but leaves an early dialog on the address it was created with, where the ACK
+ * then goes. Returns 1 when it changed the Contact, 0 when not, -1 on failure. */
+static inline int cpj_call_refresh_early_contact(pjsua_call_id call_id) {
+    if (call_id < 0 || call_id >= (int)pjsua_var.ua_cfg.max_calls) return -1;
+    pjsua_call *call = &pjsua_var.calls[call_id];
+    pjsip_inv_session *inv = call->inv;
+    if (inv == NULL || inv->role != PJSIP_ROLE_UAS || inv->state >= PJSIP_INV_STATE_CONNECTING) return 0;
+    if (!pjsua_acc_is_valid(call->acc_id)) return 0;
+    pjsua_acc *acc = &pjsua_var.acc[call->acc_id];
+    const pj_str_t *wanted = acc->cfg.force_contact.slen ? &acc->cfg.force_contact : &acc->contact;
+    if (wanted->slen == 0) return 0;
+    pjsip_dialog *dlg = inv->dlg;
+    int result = 0;
+    pjsip_dlg_inc_lock(dlg);
+    char current[PJSIP_MAX_URL_SIZE];
+    int length = dlg->local.contact ? pjsip_uri_print(PJSIP_URI_IN_CONTACT_HDR, dlg->local.contact->uri,
+                                                      current, sizeof current) : -1;
+    /* acc->contact is "<uri>" with parameters after it; compare the URI inside. */
+    pj_str_t inside = *wanted;
+    if (inside.slen > 1 && inside.ptr[0] == '<') {
+        const char *end = pj_memchr(inside.ptr, '>', inside.slen);
+        if (end) { inside.ptr += 1; inside.slen = end - inside.ptr; }
+    }
+    if (length < 0 || length != inside.slen || pj_memcmp(current, inside.ptr, length) != 0) {
+        const pj_str_t name = { (char *)"Contact", 7 };
+        pj_str_t copy;
+        pj_strdup_with_null(dlg->pool, &copy, wanted);
+        pjsip_contact_hdr *contact = (pjsip_contact_hdr *)pjsip_parse_hdr(dlg->pool, &name, copy.ptr, copy.slen, NULL);
+        if (contact == NULL) {
+            result = -1;
+        } else {
+            dlg->local.contact = contact;
+            result = 1;
+        }
+    }
+    pjsip_dlg_dec_lock(dlg);
+    return result;
+}
+
+#if defined(__linux__)
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A NETLINK_ROUTE socket subscribed to link, address and route changes (IPv4 and IPv6).
+ * Returns the descriptor, or -errno when the system refuses one (a sandbox). */
+static inline int cpj_netlink_route_open(void) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+    if (fd < 0) return -errno;
+    struct sockaddr_nl addr;
+    memset(&addr, 0, sizeof addr);
+    addr.nl_family = AF_NETLINK;
+    addr.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
+/* Waits up to timeout_ms for messages and reads what is there. Returns how many of them are
+ * changes that can move SIP traffic (0 when none or on a timeout), or -errno: a link going
+ * up or down, a global address added or removed, a route of the main table other than the
+ * kernel's own; never the loopback interface. A kernel that dropped messages (ENOBUFS) counts as one change. */
+static inline int cpj_netlink_route_read(int fd, int timeout_ms) {
+    struct pollfd pfd = { fd, POLLIN, 0 };
+    int ready = poll(&pfd, 1, timeout_ms);
+    if (ready < 0) return errno == EINTR ? 0 : -errno;
+    if (ready == 0) return 0;
+    unsigned loopback = if_nametoindex("lo");
+    int changes = 0;
+    for (;;) {
+        char buffer[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+        ssize_t length = recv(fd, buffer, sizeof buffer, 0);
+        if (length < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+            if (errno == ENOBUFS) { changes++; continue; }
+            return -errno;
+        }
+        int remaining = (int)length;
+        for (struct nlmsghdr *message = (struct nlmsghdr *)buffer; NLMSG_OK(message, remaining);
+             message = NLMSG_NEXT(message, remaining)) {
+            unsigned index = 0;
+            switch (message->nlmsg_type) {
+            case RTM_NEWADDR: case RTM_DELADDR: {
+                struct ifaddrmsg *address = (struct ifaddrmsg *)NLMSG_DATA(message);
+                /* Global addresses only (not IPv6 link-local), and a new one once it is
+                 * usable: its duplicate-address detection over, not while tentative. */
+                if (address->ifa_scope != RT_SCOPE_UNIVERSE) continue;
+                if (message->nlmsg_type == RTM_NEWADDR && (address->ifa_flags & IFA_F_TENTATIVE)) continue;
+                index = address->ifa_index; break;
+            }
+            case RTM_NEWLINK: case RTM_DELLINK:
+                index = (unsigned)((struct ifinfomsg *)NLMSG_DATA(message))->ifi_index; break;
+            case RTM_NEWROUTE: case RTM_DELROUTE: {
+                struct rtmsg *route = (struct rtmsg *)NLMSG_DATA(message);
+                /* Routes of the main table that the kernel did not derive from an address
+                 * (a prefix route, fe80::/64): a default route moved, a route added. */
+                if (route->rtm_table != RT_TABLE_MAIN || route->rtm_protocol == RTPROT_KERNEL) continue;
+                index = 0; break;
+            }
+            default: continue;
+            }
+            if (index != 0 && index == loopback) continue;
+            changes++;
+        }
+    }
+    return changes;
+}
+#endif
+
 /* ---- Requests nothing handles: pjsua leaves them unanswered (its sample app, not the
  * library, adds a default handler), so a peer would retransmit into silence until its
  * transaction times out. This last-priority module gives each a final response: 481 for a

@@ -202,6 +202,10 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// fails: re-INVITE over a new connection and end the call only when that fails (the
     /// default), or end it at once. Has no effect on calls over UDP.
     public var transportLossPolicy: TransportLossPolicy
+    /// What a network change (``PJSUA/handleNetworkChange(_:)``) does to this account and its
+    /// calls: by default its registration is renewed over a new connection and its confirmed
+    /// calls are re-INVITEd with a new Contact and SDP (`pjsua_acc_config.ip_change_cfg`).
+    public var networkChange: NetworkChangePolicy = NetworkChangePolicy()
     /// An edit of the account's `pjsua_acc_config`, run on the engine thread after the
     /// engine filled it from these properties and just before `pjsua_acc_add` (or
     /// `pjsua_acc_modify`); `nil` (the default) for none. Afterwards the engine puts back

@@ -23,6 +23,13 @@ public struct Configuration: Sendable {
     /// Nameservers for pjsip's asynchronous resolver, SRV lookups and failover between
     /// SRV targets; none by default (the system's `getaddrinfo`). See ``DNSConfiguration``.
     public var dns: DNSConfiguration = DNSConfiguration()
+    /// Whether the engine watches the host's network and handles each change itself
+    /// (``NetworkChangeHandling/automatic(_:)``) or leaves it to the app's calls of
+    /// ``PJSUA/handleNetworkChange(_:)`` (``NetworkChangeHandling/manual``, the default).
+    /// With `.automatic`, ``PJSUA/start(_:)`` throws ``NetworkMonitorError`` when the monitor
+    /// cannot start (a sandbox without netlink), and
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a debounce outside 50 ms to 1 min.
+    public var networkChangeHandling: NetworkChangeHandling = .manual
 
     /// The transports of ``init(transports:userAgent:logLevel:logHandler:maxCalls:media:timers:)``'s
     /// default: UDP and TCP on every interface, both on port 5060. With a TCP transport next

@@ -100,6 +100,9 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
     /// A transfer was asked for on a call whose previous REFER has no final outcome yet
     /// (see ``PJSUA/transfer(_:to:headers:)``).
     case transferPending(Call)
+    /// ``PJSUA/handleNetworkChange(_:)`` was called while pjsua is still handling the
+    /// previous change (pjsua would interleave the two).
+    case networkChangeInProgress
 
     /// What went wrong, in one line, for example `no live call for handle call 3.17`.
     public var description: String {
@@ -122,6 +125,7 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
         case .invalidHeader(let header): "not a valid SIP header: \(header)"
         case .invalidDTMFDigits(let digits): "not valid DTMF digits: \(digits)"
         case .transferPending(let call): "\(call) already has a transfer (REFER) waiting for its outcome"
+        case .networkChangeInProgress: "the engine is still handling the previous network change"
         }
     }
 

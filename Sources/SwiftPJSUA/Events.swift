@@ -69,6 +69,12 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// stays up with the media it had; no ``callMediaState(_:)`` follows for it.
     case reinviteFailed(ReinviteFailure)
 
+    /// A step of a network change the engine is handling (``PJSUA/handleNetworkChange(_:)``,
+    /// or ``Configuration/networkChangeHandling`` set to automatic): listeners restarted,
+    /// registrations renewed, calls refreshed or ended, and finally
+    /// ``NetworkChangeProgress/Step/completed``. ``call`` is the call of a call step.
+    case networkChange(NetworkChangeProgress)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
@@ -84,6 +90,7 @@ public enum PJSUAEvent: Sendable, Hashable {
         case .transportLoss(let payload): payload.call
         case .callReplaced(let replacement): replacement.call
         case .reinviteFailed(let failure): failure.call
+        case .networkChange(let progress): progress.call
         }
     }
 }

@@ -46,6 +46,9 @@ public actor PJSUA {
     private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
     /// The periodic sweep for calls whose end pjsua did not report; runs while running.
     private var reaper: Task<Void, Never>?
+    /// Handles the network monitor's changes while running with automatic network-change
+    /// handling (see ``followNetwork(_:options:)``).
+    var networkFollower: Task<Void, Never>?
     /// Calls the last sweep found gone from their slot without a terminal event.
     private var lostCallSuspects: Set<Call> = []
     /// When each call's queued RFC 4733 digits are expected to have gone out, for
@@ -73,6 +76,7 @@ public actor PJSUA {
 
     deinit {
         reaper?.cancel()
+        networkFollower?.cancel()
         if case .running(let runtime) = lifecycle {
             // Dropped while running, possibly on any thread: tear pjsua down on its own
             // thread, deliver the terminal events pjsua did not, then stop the thread.
@@ -178,12 +182,21 @@ public actor PJSUA {
         guard EngineBridge.claim(bridge) else { throw PJSUAUsageError.anotherEngineRunning }
         do {
             let transports = try Native.start(configuration)
-            do { try Self.applyCodecOrder(configuration.media.codecOrder) } catch {
+            var networkChanges: AsyncStream<NetworkPathChange>?
+            do {
+                try Self.applyCodecOrder(configuration.media.codecOrder)
+                if case .automatic(let automatic) = configuration.networkChangeHandling {
+                    networkChanges = try automatic.monitor.changes(debounce: automatic.debounce)
+                }
+            } catch {
                 Native.destroy()
                 throw error
             }
             lifecycle = .running(Runtime(bridge: bridge, configuration: configuration, transports: transports))
             startReaper()
+            if let networkChanges, case .automatic(let automatic) = configuration.networkChangeHandling {
+                followNetwork(networkChanges, options: automatic.options)
+            }
         } catch {
             EngineBridge.release(bridge)
             throw error
@@ -210,6 +223,18 @@ public actor PJSUA {
         }
         guard (0...6).contains(configuration.logLevel) else {
             throw .invalidConfiguration("logLevel must be 0...6, got \(configuration.logLevel)")
+        }
+        if case .automatic(let automatic) = configuration.networkChangeHandling {
+            guard automatic.debounce >= .milliseconds(50), automatic.debounce <= .seconds(60) else {
+                throw .invalidConfiguration("the network monitor's debounce must be 50 ms to 1 min, got \(automatic.debounce)")
+            }
+            guard automatic.options.deadline > .zero, automatic.options.deadline <= longestNetworkChangeDeadline,
+                automatic.options.listenerRestartDelay >= .zero,
+                automatic.options.listenerRestartDelay <= longestListenerRestartDelay
+            else {
+                throw .invalidConfiguration(
+                    "network change options: deadline must be (0, 5 min] and listenerRestartDelay 0 ms to 10 s")
+            }
         }
         guard [8000, 16000, 32000, 44100, 48000].contains(configuration.media.clockRate) else {
             throw .invalidConfiguration("clockRate must be 8000, 16000, 32000, 44100 or 48000 Hz")
@@ -266,6 +291,8 @@ public actor PJSUA {
         lifecycle = .stopping
         reaper?.cancel()
         reaper = nil
+        networkFollower?.cancel()
+        networkFollower = nil
         lostCallSuspects = []
         let hub = runtime.bridge.hub
         let clock = ContinuousClock()

@@ -90,6 +90,14 @@ final class EventPrinter: Sendable {
         case .reinviteFailed(let failure):
             let call = name(failure.call)
             line("reinvite-failed \(call) \(failure.purpose.rawValue) \(failure.statusCode) after \(failure.attempts) attempts")
+        case .networkChange(let progress):
+            var text = "network-change \(progress.step)"
+            if let transport = progress.transport { text += " \(transport)" }
+            if let account = progress.account { text += " \(account)" }
+            if let call = progress.call { text += " \(name(call))" }
+            if let code = progress.statusCode { text += " \(code)" }
+            if let error = progress.error { text += " failed: \(error)" }
+            line(text)
         }
     }
 }
@@ -173,6 +181,10 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
     }
     if let text = options.string("rtp-ports") { config.media.rtpPorts = try rtpPorts(text) }
     config.dns.nameservers = try DNSOptions.nameservers(options)
+    // SIP's T1 (RFC 3261 §17.1.1.1): a request nobody answers fails after 64 × T1.
+    if let t1 = try options.int("t1", in: 1...60_000) { config.timers.t1 = .milliseconds(t1) }
+    // Re-register, and re-INVITE confirmed calls, after each settled change of the network.
+    if options.flags.contains("follow-network") { config.networkChangeHandling = .automatic(AutomaticNetworkChange()) }
     return config
 }
 
@@ -199,4 +211,19 @@ func requireReadable(_ file: String?) throws(UsageError) {
     guard FileManager.default.isReadableFile(atPath: file) else {
         throw UsageError(message: "--play: cannot read \(file)")
     }
+}
+
+/// `kill -USR1 <pid>`: the tool handles a network change now (`handleNetworkChange`), for
+/// machines where `--follow-network` cannot watch the network, or to force one. The steps
+/// are printed as `network-change` lines. Keep the returned source alive while running.
+func networkChangeOnSIGUSR1(_ engine: PJSUA) -> any DispatchSourceSignal {
+    signal(SIGUSR1, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGUSR1)
+    source.setEventHandler {
+        Task {
+            do { _ = try await engine.handleNetworkChange() } catch { out(errorLine(error)) }
+        }
+    }
+    source.resume()
+    return source
 }

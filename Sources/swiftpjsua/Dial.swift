@@ -19,6 +19,8 @@ enum Dial {
         signals.attach(engine)
         let events = engine.events
         try await engine.start(configuration(options: options, port: UInt16(port)))
+        let networkChangeSignal = networkChangeOnSIGUSR1(engine)
+        defer { networkChangeSignal.cancel() }
         if await signals.shutDownIfSignalled(engine) { return 130 }
         let (account, usable) = try await setUpAccount(
             engine: engine, options: AccountOptions(options), events: events, printer: printer)

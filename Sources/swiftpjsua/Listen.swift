@@ -9,6 +9,8 @@ enum Listen {
             throw UsageError(message: "listen needs --port")
         }
         let answerCode = try options.int("answer-code", in: 100...699) ?? 200
+        // --answer-after S: ring (180) first, answer S seconds later.
+        let answerAfter = try options.seconds("answer-after")
         let hangupAfter = try options.seconds("hangup-after")
         let play = options.string("play")
         let record = options.string("record")
@@ -24,6 +26,8 @@ enum Listen {
         // --stats-file: a second subscriber that does nothing but time each event's delivery.
         let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
         try await engine.start(configuration(options: options, port: UInt16(port)))
+        let networkChangeSignal = networkChangeOnSIGUSR1(engine)
+        defer { networkChangeSignal.cancel() }
         if await signals.shutDownIfSignalled(engine) { return 0 }
         let (_, usable) = try await setUpAccount(
             engine: engine, options: AccountOptions(options), events: events, printer: printer)
@@ -54,7 +58,24 @@ enum Listen {
                 let call = incoming.call
                 callCount += 1
                 // A replacement (INVITE with Replaces) is answered by the engine already.
-                if incoming.replaces == nil {
+                if incoming.replaces == nil, let answerAfter {
+                    let headers = features.headers
+                    do {
+                        try await engine.answer(call, statusCode: 180)
+                        printer.detail("ringing \(call)")
+                    } catch {
+                        printer.line("answer \(call) failed: \(error)")
+                    }
+                    Task {
+                        try await Task.sleep(for: answerAfter)
+                        do {
+                            try await engine.answer(call, statusCode: answerCode, headers: headers)
+                            printer.detail("answered \(call) with \(answerCode)")
+                        } catch {
+                            printer.line("answer \(call) failed: \(error)")
+                        }
+                    }
+                } else if incoming.replaces == nil {
                     do {
                         try await engine.answer(call, statusCode: answerCode, headers: features.headers)
                         printer.detail("answered \(call) with \(answerCode)")

@@ -75,9 +75,10 @@ let usage = """
       demo                         call yourself over loopback, play a 1 kHz tone into one
                                    leg, record the other, report whether the tone arrived
       listen --port P              auto-answer incoming calls, one line per event
-             [--bind ADDR] [--answer-code C] [--play F.wav] [--record F.wav]
+             [--bind ADDR] [--answer-code C] [--answer-after S] [--play F.wav] [--record F.wav]
              [--hangup-after S] [--max-calls N] [call features]
-                                   (--max-calls: most simultaneous calls, 1 up to the
+                                   (--answer-after: ring with 180 first, answer S seconds
+                                   later; --max-calls: most simultaneous calls, 1 up to the
                                    build's limit, see `version`; more get 486)
              [--echo] [--quiet] [--stats-file F]
                                    --echo: send each call back what it receives (through
@@ -141,6 +142,13 @@ let usage = """
                                    domain are found by SRV records, with failover to the next
                                    SRV target when one stops answering (default: the system's
                                    resolver, A/AAAA records only)
+      --t1 MS                      SIP's round-trip estimate T1 (default 500); an unanswered
+                                   request fails after 64 x T1 (32 s by default)
+      --follow-network             (listen, call, register) watch the network (netlink) and,
+                                   after each change, restart the listeners, register again
+                                   and re-INVITE confirmed calls; "network-change" lines
+                                   show each step; without it, `kill -USR1 <pid>` makes
+                                   listen, call and register handle a network change once
 
     WAV files are 16-bit PCM; --play stops while the tool holds a call and starts again
     from the beginning on resume; a call to an address where nothing answers ends after

@@ -15,6 +15,8 @@ enum Register {
         signals.attach(engine)
         let events = engine.events
         try await engine.start(configuration(options: options, port: UInt16(port)))
+        let networkChangeSignal = networkChangeOnSIGUSR1(engine)
+        defer { networkChangeSignal.cancel() }
         if await signals.shutDownIfSignalled(engine) { return 0 }
         let (handle, registered) = try await setUpAccount(
             engine: engine, options: account, events: events, printer: printer)

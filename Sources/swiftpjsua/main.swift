@@ -5,7 +5,7 @@ import SwiftPJSUA
 SignalShutdown.shared.install()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let common: Set<String> = Set(["log-level", "bind", "codecs", "rtp-ports"])
+let common: Set<String> = Set(["log-level", "bind", "codecs", "rtp-ports", "t1"])
     .union(DNSOptions.names)
 let withAccount = common.union(AccountOptions.names)
 
@@ -26,14 +26,15 @@ do {
         status = try await Demo.run(Options(rest, valued: common))
     case "listen":
         status = try await Listen.run(Options(
-            rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls", "stats-file"])
+            rest, valued: withAccount.union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
                 .union(CallFeatures.optionNames),
-            flags: ["quiet", "echo"]))
+            flags: ["quiet", "echo", "follow-network"]))
     case "call":
         status = try await Dial.run(Options(
-            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)))
+            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames),
+            flags: ["follow-network"]))
     case "register":
-        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once"]))
+        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once", "follow-network"]))
     case "version", "--version":
         let version = PJSUA.pjprojectVersion
         out("pjproject \(version.loaded) loaded")

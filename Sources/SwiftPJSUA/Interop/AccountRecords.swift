@@ -79,6 +79,15 @@ final class AccountRecords: Sendable {
             token, UInt32(clamping: policy.configuration.retryInterval.milliseconds))
     }
 
+    /// Schedules one registration attempt after the account's retry interval when the
+    /// REGISTER of a network change failed: pjsua retries no REGISTER that a network change
+    /// sent (`ip_change_op` is `PJSUA_IP_CHANGE_OP_ACC_UPDATE_CONTACT` when it fails), so
+    /// without this an account whose registrar was unreachable during the change would stay
+    /// unregistered for good.
+    func scheduleAfterFailedNetworkChange(_ account: Account) {
+        scheduleAfterAuthenticationFailure(account)
+    }
+
     /// The account to register again now, if it is still wanted.
     func accountToRetry(generation: UInt64) -> Account? {
         policies.withLock { policies in

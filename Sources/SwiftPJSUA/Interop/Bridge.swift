@@ -38,6 +38,9 @@ final class EngineBridge: Sendable {
     let ringbackTones: [Tone]?
     /// Outgoing calls that hear local ringback now, and the generator they share.
     let ringback = Protected(Ringback())
+    /// When pjsua was last asked to handle a network change and until when the engine waits
+    /// for it to complete; `nil` when none is in progress.
+    let networkChangeUntil = Protected<ContinuousClock.Instant?>(nil)
     /// Set just before `pjsua_destroy`: what fails from then on was cut short by shutdown.
     let isDestroying = Protected(false)
 

@@ -134,6 +134,7 @@ extension Native {
         var config = pjsua_acc_config()
         pjsua_acc_config_default(&config)
         config.id = scope.pj(account.identity)
+        applyNetworkChangePolicy(&config, account.networkChange)
         if let registrar = account.registrar { config.reg_uri = scope.pj(registrar) }
         config.cred_count = UInt32(account.credentials.count)
         for (index, credential) in account.credentials.enumerated() {

@@ -79,6 +79,8 @@ extension Native {
         cpj_call_setting_audio_only(&setting)
         let scope = StringScope()
         adjustCallSetting(&setting, scope: scope)
+        // A network change since the INVITE: the 2xx carries the account's current Contact.
+        if (200..<300).contains(statusCode) { _ = cpj_call_refresh_early_contact(slot) }
         let status = withMessageData(headers) { pjsua_call_answer2(slot, &setting, UInt32(statusCode), nil, $0) }
         // Strings an adjustment pointed the setting at live until pjsua has copied it.
         withExtendedLifetime(scope) {}

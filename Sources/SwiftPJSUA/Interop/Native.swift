@@ -53,6 +53,7 @@ enum Native {
             config.cb.on_call_tsx_state = { onCallTransactionState($0, $1, $2) }
             config.cb.on_transport_state = { onTransportState($0, $1, $2) }
             applyNameservers(configuration.dns, to: &config, scope: scope)
+            config.cb.on_ip_change_progress = { onIPChangeProgress($0, $1, $2) }
 
             var logging = pjsua_logging_config()
             pjsua_logging_config_default(&logging)
