@@ -5,7 +5,7 @@ import SwiftPJSUA
 SignalShutdown.shared.install()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let common: Set<String> = ["log-level", "bind", "codecs", "rtp-ports"]
+let common = Set(["log-level", "bind", "codecs", "rtp-ports"]).union(NATOptions.names)
 let withAccount = common.union(AccountOptions.names)
 
 func fail(_ error: UsageError) -> Never {

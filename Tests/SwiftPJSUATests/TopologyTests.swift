@@ -38,7 +38,9 @@ struct TopologyTests {
 
     @Test(
         "The bed: a client reaches public servers through its NAT, which rewrites its source (one port for every destination, or one per destination when symmetric); teardown leaves nothing",
-        arguments: [NATBehavior.endpointIndependent, NATBehavior(mapping: .addressAndPortDependent, udpTimeout: .seconds(3))])
+        arguments: [
+            NATBehavior.endpointIndependent, NATBehavior(mapping: .addressAndPortDependent, udpTimeout: .seconds(3)),
+        ])
     func bedThroughNAT(nat: NATBehavior) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -78,7 +80,9 @@ struct TopologyTests {
             let running = try alice.run("sleeper", executable: "/usr/bin/sleep", arguments: ["60"], folder: folder)
             sleeper = running
             let deadline = ContinuousClock.now + .seconds(5)
-            while alice.processIDs.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            while alice.processIDs.isEmpty, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             #expect(!alice.processIDs.isEmpty)
             bodyEnded = .now
         }
@@ -102,7 +106,8 @@ struct TopologyTests {
         }) { bed in
             let cloud = bed.host("cloud"), box = bed.nat("cloud"), client = bed.host("client")
             let echo = try cloud.run(
-                "echo-cloud", executable: "/usr/bin/python3", arguments: ["-u", Self.probe, "serve", "0.0.0.0", "7000"],
+                "echo-cloud", executable: "/usr/bin/python3",
+                arguments: ["-u", Self.probe, "serve", "0.0.0.0", "7000"],
                 folder: folder)
             defer { echo.stop() }
             try await echo.waitForOutput(containing: "serving")

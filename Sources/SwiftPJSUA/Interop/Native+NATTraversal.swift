@@ -1,0 +1,30 @@
+import CPJSIP
+
+extension Native {
+    // MARK: NAT traversal for signalling
+
+    /// Fills the account's keep-alive, rewrite and RFC 5626 fields from `settings`. The
+    /// strings live in `scope`, which `pjsua_acc_add`/`pjsua_acc_modify` copy from.
+    static func applyNATSignaling(_ settings: NATSignaling, to config: inout pjsua_acc_config, scope: StringScope) {
+        config.ka_interval = UInt32(clamping: settings.keepAliveInterval.components.seconds)
+        if let rewrite = settings.contactRewrite {
+            config.allow_contact_rewrite = rewrite.scope == .always ? 2 : 1
+            var method =
+                rewrite.method == .replaceInOneRequest
+                ? PJSUA_CONTACT_REWRITE_NO_UNREG.rawValue : PJSUA_CONTACT_REWRITE_UNREGISTER.rawValue
+            if rewrite.onFailureResponses { method |= PJSUA_CONTACT_REWRITE_ALWAYS_UPDATE.rawValue }
+            config.contact_rewrite_method = Int32(method)
+        } else {
+            config.allow_contact_rewrite = 0
+        }
+        config.allow_via_rewrite = settings.rewritesVia ? 1 : 0
+        config.allow_sdp_nat_rewrite = settings.rewritesSDPAddress ? 1 : 0
+        if let outbound = settings.outbound {
+            config.use_rfc5626 = 1
+            if let id = outbound.instanceID { config.rfc5626_instance_id = scope.pj(id) }
+            if let id = outbound.registrationID { config.rfc5626_reg_id = scope.pj(String(id)) }
+        } else {
+            config.use_rfc5626 = 0
+        }
+    }
+}
