@@ -154,7 +154,12 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// behind 1:1 NAT (a cloud VM whose public address is not on any interface); `nil`
     /// advertises ``bindAddress``. Accounts on this transport advertise it for RTP too,
     /// unless ``MediaConfiguration/rtpPublicAddress`` says otherwise. An IPv4 or IPv6
-    /// address or a host name. Wraps `pjsua_transport_config.public_addr`.
+    /// address or a host name. Wraps `pjsua_transport_config.public_addr`. Local accounts
+    /// (``PJSUA/addLocalAccount(on:isDefault:mediaInactivityTimeout:transportLossPolicy:)``)
+    /// put it in their Contact on every pjproject; on pjproject 2.12 the UDP Contact of an
+    /// account with a registrar still names the interface's address (pjsua took the
+    /// configured one only from 2.13), which ``NATSignaling/contactRewrite`` corrects from
+    /// the registrar's first answer.
     public var publicAddress: String?
     /// An edit of this transport's `pjsua_transport_config`, run on the engine thread just
     /// before `pjsua_transport_create`; `nil` (the default) for none. The engine puts nothing

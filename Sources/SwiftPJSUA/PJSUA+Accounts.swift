@@ -42,7 +42,8 @@ extension PJSUA {
         let account = try Native.addLocalAccount(
             transport: transport, isDefault: isDefault, rtpPorts: media.rtpPorts,
             rtpAddress: media.rtpAddress ?? runtime.bindAddress(of: transport),
-            rtpPublicAddress: runtime.rtpPublicAddress(of: transport))
+            rtpPublicAddress: runtime.rtpPublicAddress(of: transport),
+            contactIsTransportAddress: runtime.publicAddress(of: transport) != nil)
         runtime.bridge.deadPeers.configure(
             account, .init(mediaInactivityTimeout: mediaInactivityTimeout, transportLossPolicy: transportLossPolicy))
         return account

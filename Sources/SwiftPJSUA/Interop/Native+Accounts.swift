@@ -12,10 +12,12 @@ extension Native {
     }
 
     /// An account for calls straight to and from this transport's address, with no registrar
-    /// (like `pjsua_acc_add_local`, but with the engine's RTP port range).
+    /// (like `pjsua_acc_add_local`, but with the engine's RTP port range). With
+    /// `contactIsTransportAddress`, the Contact is that address too (`force_contact`): before
+    /// 2.13, pjsua put the interface's address in a UDP Contact, not the configured public one.
     static func addLocalAccount(
         transport: Transport, isDefault: Bool, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?,
-        rtpPublicAddress: String? = nil
+        rtpPublicAddress: String? = nil, contactIsTransportAddress: Bool = false
     ) throws(PJSUAError) -> Account {
         let info = try transportInfo(transport)
         let host = info.host.contains(":") ? "[\(info.host)]" : info.host
@@ -26,6 +28,7 @@ extension Native {
         var config = pjsua_acc_config()
         pjsua_acc_config_default(&config)
         config.id = scope.pj(uri)
+        if contactIsTransportAddress { config.force_contact = scope.pj(uri) }
         config.transport_id = transport.id
         config.priority -= 1
         try applyRTP(&config, ports: rtpPorts, address: rtpAddress, publicAddress: rtpPublicAddress, scope: scope)
