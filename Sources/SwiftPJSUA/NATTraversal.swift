@@ -14,8 +14,10 @@
 public struct NATSignaling: Sendable, Hashable {
     /// How often, once registered over UDP, the account sends a keep-alive datagram (CR LF)
     /// to the registrar's address so that the NAT keeps the mapping the registrar reaches
-    /// it through; `.zero` sends none. Whole seconds, 0 or 1 s to 1 day: shorter than the
-    /// NAT's UDP mapping timeout (often 30 s; 2 minutes per RFC 4787 REQ-5). Over TCP and
+    /// it through; `.zero` sends none. Whole seconds, 0 or 2 s to 1 day, shorter than the
+    /// NAT's UDP mapping timeout (often 30 s; 2 minutes per RFC 4787 REQ-5). pjsua spreads
+    /// each gap over the last fifth of the interval in whole seconds (15 s: 12 to 14 s;
+    /// 2 s: 1 s), and would send them back to back at 1 s, which is refused. Over TCP and
     /// TLS see ``AccountConfiguration/flowKeepAliveInterval`` instead. Wraps
     /// `pjsua_acc_config.ka_interval`.
     public var keepAliveInterval: Duration
@@ -57,7 +59,7 @@ public struct NATSignaling: Sendable, Hashable {
         keepAliveInterval: .zero, contactRewrite: nil, rewritesVia: false, rewritesSDPAddress: false, outbound: nil)
 
     /// The range ``keepAliveInterval`` must be in when it is not `.zero`.
-    public static let keepAliveIntervalRange: ClosedRange<Duration> = .seconds(1) ... .seconds(86_400)
+    public static let keepAliveIntervalRange: ClosedRange<Duration> = .seconds(2) ... .seconds(86_400)
 }
 
 /// When and how the Contact of a registration is replaced by the address the registrar saw.
@@ -123,7 +125,7 @@ extension NATSignaling {
     /// Why these settings cannot be used, or `nil` when they can.
     var problem: String? {
         if keepAliveInterval != .zero, !Self.keepAliveIntervalRange.contains(keepAliveInterval) {
-            return "natSignaling.keepAliveInterval must be zero (off) or 1 s...1 day"
+            return "natSignaling.keepAliveInterval must be zero (off) or 2 s...1 day"
         }
         if let id = outbound?.instanceID, id.isEmpty || id.contains("\"") || id.containsLineBreakOrControl {
             return "natSignaling.outbound.instanceID must be a non-empty URN without quotes or control characters"

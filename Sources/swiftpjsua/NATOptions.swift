@@ -18,8 +18,8 @@ struct NATOptions {
         case nil: break
         case "off", "0": signaling.keepAliveInterval = .zero
         case let text?:
-            guard let seconds = Int(text), seconds >= 1, seconds <= 86_400 else {
-                throw UsageError(message: "--keep-alive must be off or 1...86400 seconds, not \(text)")
+            guard let seconds = Int(text), seconds >= 2, seconds <= 86_400 else {
+                throw UsageError(message: "--keep-alive must be off or 2...86400 seconds, not \(text)")
             }
             signaling.keepAliveInterval = .seconds(seconds)
         }

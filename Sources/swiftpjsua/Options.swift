@@ -134,7 +134,8 @@ let usage = """
       --public-address ADDR        address to advertise in Contact, Via and SDP instead
                                    of the bound one (a host behind 1:1 NAT)
       --keep-alive S|off           behind NAT: a keep-alive to the registrar every S
-                                   seconds once registered over UDP (default 15)
+                                   seconds (2-86400; pjsua sends it up to a fifth early)
+                                   once registered over UDP (default 15)
       --contact-rewrite on|always|off
                                    behind NAT: re-register with the address the registrar
                                    saw (received/rport) and use it in Via; always: even a

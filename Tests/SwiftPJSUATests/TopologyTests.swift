@@ -117,4 +117,29 @@ struct TopologyTests {
             #expect(result.output.contains("seen \(client.address):41000"), "\(result.output)")
         }
     }
+
+    @Test("The bed: sipp behind a NAT places a call to a swiftpjsua listener on the public segment")
+    func sippInsideANamespace() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await withTopology({ plan in
+            plan.server("callee")
+            plan.client("caller")
+        }) { bed in
+            let callee = bed.host("callee")
+            let listener = try callee.run(
+                "listen", executable: Repository.tool.path,
+                arguments: ["listen", "--bind", callee.address, "--port", "5060"], folder: folder)
+            defer { listener.stop() }
+            try await listener.waitUntilListening()
+            let sipp = try await Sipp.start(
+                scenario: "uac", remote: "\(callee.address):5060", folder: folder, timeout: .seconds(15),
+                in: bed.host("caller"))
+            defer { sipp.stop() }
+            #expect(sipp.address == bed.host("caller").address)
+            let result = try await sipp.finish(timeout: .seconds(20))
+            #expect(result.successfulCalls == 1, "\(result)")
+            try await listener.waitForOutput(containing: "incoming call")
+        }
+    }
 }
