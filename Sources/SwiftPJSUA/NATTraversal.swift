@@ -33,7 +33,9 @@ public struct NATSignaling: Sendable, Hashable {
     /// Put the address the registrar saw in the SDP (`c=` and `m=` addresses) of calls,
     /// when neither STUN nor ICE gives the media a public address. Only right when the NAT
     /// keeps the RTP port (1:1 NAT, port forwarding): RTP's own public port is never
-    /// learnt. Wraps `pjsua_acc_config.allow_sdp_nat_rewrite`.
+    /// learnt. A ``MediaConfiguration/rtpPublicAddress`` or transport
+    /// ``TransportConfiguration/publicAddress`` takes precedence. Wraps
+    /// `pjsua_acc_config.allow_sdp_nat_rewrite`.
     public var rewritesSDPAddress: Bool
     /// RFC 5626 outbound (`reg-id` and `+sip.instance` in the REGISTER's Contact, and the
     /// registration flow reused for incoming requests); `nil` for none. pjsua uses it over

@@ -1,10 +1,10 @@
 import SwiftPJSUA
 
 /// The signalling NAT options of every command: `--public-address ADDR` (the transport's
-/// advertised address, for 1:1 NAT), `--keep-alive S|off` and `--contact-rewrite
-/// on|always|off` (for accounts with a registrar).
+/// advertised address, for 1:1 NAT), `--keep-alive S|off`, `--contact-rewrite
+/// on|always|off` and `--sdp-nat-rewrite on|off` (for accounts with a registrar).
 struct NATOptions {
-    static let names: Set<String> = ["public-address", "keep-alive", "contact-rewrite"]
+    static let names: Set<String> = ["public-address", "keep-alive", "contact-rewrite", "sdp-nat-rewrite"]
 
     var publicAddress: String?
     var signaling = NATSignaling()
@@ -30,6 +30,11 @@ struct NATOptions {
             signaling.contactRewrite = nil
             signaling.rewritesVia = false
         case let other: throw UsageError(message: "--contact-rewrite must be on, always or off, not \(other)")
+        }
+        switch options.string("sdp-nat-rewrite") ?? "off" {
+        case "on": signaling.rewritesSDPAddress = true
+        case "off": signaling.rewritesSDPAddress = false
+        case let other: throw UsageError(message: "--sdp-nat-rewrite must be on or off, not \(other)")
         }
     }
 }

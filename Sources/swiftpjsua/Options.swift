@@ -141,6 +141,8 @@ let usage = """
                                    saw (received/rport) and use it in Via; always: even a
                                    private one seen by a public registrar; off: neither
                                    (default on)
+      --sdp-nat-rewrite on|off     behind NAT without STUN/ICE: put the address the
+                                   registrar saw in calls' SDP (default off)
       --log-level N                pjsip log lines (0-6) to standard error
       --codecs LIST                codecs to offer first, most preferred first, by id or
                                    prefix, comma-separated (default opus,G722,PCMU,PCMA;

@@ -49,7 +49,7 @@ struct NATTests {
     /// to `target`, playing the caller tone and recording, hanging up after `seconds`.
     static func caller(
         to target: String, on host: Topology.Host, at kamailio: Kamailio, port: UInt16 = 5060, seconds: Int = 3,
-        files: Files, name: String
+        files: Files, name: String, extra: [String] = []
     ) throws -> PeerProcess {
         try host.run(
             "call-\(name)", executable: Repository.tool.path,
@@ -58,7 +58,7 @@ struct NATTests {
                 "--id", kamailio.aor("carol"), "--username", "carol", "--password-env", "TEST_SIP_PASSWORD",
                 "--codecs", "PCMU", "--play", files.callerTone.path, "--record", files.recording(name).path,
                 "--hangup-after", String(seconds),
-            ], folder: files.folder, environment: ["TEST_SIP_PASSWORD": Kamailio.passwords["carol"] ?? ""])
+            ] + extra, folder: files.folder, environment: ["TEST_SIP_PASSWORD": Kamailio.passwords["carol"] ?? ""])
     }
 
     /// Expects `recording` to carry `frequency` for at least 800 ms.
@@ -122,7 +122,8 @@ struct NATTests {
                 !registers.isEmpty && registers.allSatisfy { $0.source.hasPrefix("\(nat.publicAddress):") },
                 "\(registers)")
             let carol = try Self.caller(
-                to: kamailio.aor("alice"), on: bed.host("carol"), at: kamailio, files: files, name: "carol")
+                to: kamailio.aor("alice"), on: bed.host("carol"), at: kamailio, files: files, name: "carol",
+                extra: ["--log-level", "4"])
             defer { carol.stop() }
             #expect(try await carol.waitForExit(timeout: .seconds(20)) == 0, "\(carol.output)")
             try await alice.waitForOutput(containing: "DISCONNECTED")
@@ -134,6 +135,9 @@ struct NATTests {
             #expect(lookups.allSatisfy { $0.contains("dst=sip:\(nat.publicAddress):5060") }, "\(lookups)")
             Self.expectTone(Self.callerTone, in: files.recording("alice"), "alice hears carol")
             Self.expectTone(Self.calleeTone, in: files.recording("carol"), "carol hears alice")
+            // alice's SDP names her private address (no SDP rewrite): her audio reaches carol
+            // because carol's RTP follows where alice's packets come from.
+            #expect(carol.output.contains("c=IN IP4 \(bed.host("alice").address)"), "\(carol.output.suffix(3000))")
         }
     }
 
@@ -193,7 +197,7 @@ struct NATTests {
     }
 
     @Test(
-        "Behind NAT with a plain registrar: the engine's Contact rewrite (from received/rport) makes alice reachable; bob, with it off, is not"
+        "Behind NAT with a plain registrar: the engine's Contact rewrite (from received/rport) makes alice reachable and its SDP rewrite names her public address; bob, with the Contact rewrite off, is not reachable"
     )
     func contactRewriteFromTheRegistrarsAnswer() async throws {
         let files = try Files()
@@ -206,7 +210,8 @@ struct NATTests {
         }) { bed in
             let kamailio = try await Kamailio.start(folder: files.folder, in: bed.host("registrar"))
             defer { kamailio.stop() }
-            async let startAlice = Self.registeredListener("alice", on: bed.host("alice"), at: kamailio, files: files)
+            async let startAlice = Self.registeredListener(
+                "alice", on: bed.host("alice"), at: kamailio, files: files, extra: ["--sdp-nat-rewrite", "on"])
             async let startBob = Self.registeredListener(
                 "bob", on: bed.host("bob"), at: kamailio, files: files, extra: ["--contact-rewrite", "off"])
             let (alice, bob) = try await (startAlice, startBob)
@@ -226,7 +231,8 @@ struct NATTests {
                     $0.method == "REGISTER" && $0.user == "bob" && $0.contact.contains(bed.nat("bob").publicAddress)
                 })
             let carol = try Self.caller(
-                to: kamailio.aor("alice"), on: bed.host("carol"), at: kamailio, files: files, name: "carol")
+                to: kamailio.aor("alice"), on: bed.host("carol"), at: kamailio, files: files, name: "carol",
+                extra: ["--log-level", "4"])
             defer { carol.stop() }
             let carolForBob = try Self.caller(
                 to: kamailio.aor("bob"), on: bed.host("carol"), at: kamailio, port: 5062, files: files,
@@ -236,6 +242,8 @@ struct NATTests {
             try await alice.waitForOutput(containing: "DISCONNECTED")
             Self.expectTone(Self.callerTone, in: files.recording("alice"), "alice hears carol")
             Self.expectTone(Self.calleeTone, in: files.recording("carol"), "carol hears alice")
+            // With --sdp-nat-rewrite, alice's SDP names the address the registrar saw.
+            #expect(carol.output.contains("c=IN IP4 \(aliceNAT)"), "\(carol.output.suffix(3000))")
             // bob's binding is his private address, which the registrar cannot reach.
             let bobLookups = Self.lookups(of: "bob", in: kamailio)
             #expect(bobLookups.allSatisfy { Self.destination($0).contains(bed.host("bob").address) }, "\(bobLookups)")

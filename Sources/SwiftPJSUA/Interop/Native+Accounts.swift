@@ -175,8 +175,8 @@ extension Native {
         if let push = account.push, push.scope == .allRequests {
             config.contact_uri_params = scope.pj(push.uriParameters)
         }
-        applyNATSignaling(account.natSignaling, to: &config, scope: scope)
         try applyRTP(&config, ports: rtpPorts, address: rtpAddress, publicAddress: rtpPublicAddress, scope: scope)
+        applyNATSignaling(account.natSignaling, to: &config, rtpPublicAddress: rtpPublicAddress, scope: scope)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
         // Push parameters for REGISTER only travel in a private header to the module that
