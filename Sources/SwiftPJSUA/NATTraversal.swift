@@ -68,10 +68,10 @@ public struct NATSignaling: Sendable, Hashable {
 public struct ContactRewrite: Sendable, Hashable {
     /// Which differences between the Contact and the address the registrar saw count.
     public enum Scope: Sendable, Hashable {
-        /// Any difference, except a private address seen by a registrar that is itself on
-        /// a public address while the Contact is public too (pjsua's value 1, the default:
-        /// a registrar behind its own NAT would otherwise make the account advertise an
-        /// unreachable address).
+        /// Any difference, except when the Contact and the registrar's address are both
+        /// public and the registrar saw a private one (pjsua's value 1, the default: a
+        /// registrar behind a NAT of its own would otherwise make a reachable account
+        /// advertise an unreachable address).
         case unlessPublicBecomesPrivate
         /// Any difference (pjsua's value 2).
         case always
