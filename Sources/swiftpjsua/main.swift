@@ -6,7 +6,7 @@ SignalShutdown.shared.install()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let common: Set<String> = Set(["log-level", "bind", "codecs", "rtp-ports", "t1"])
-    .union(DNSOptions.names)
+    .union(DNSOptions.names).union(NATOptions.names)
 let withAccount = common.union(AccountOptions.names)
 
 func fail(_ error: UsageError) -> Never {

@@ -259,7 +259,7 @@ extension EngineTests {
                     }
                 }
                 return [
-                    "--bind", "", "--port", "5060", "--registrar", registrar, "--id", kamailio.aor(user), "--username", user,
+                    "--port", "5060", "--registrar", registrar, "--id", kamailio.aor(user), "--username", user,
                     "--password-env", "PW_\(user)",
                 ] + options
             }
@@ -382,7 +382,7 @@ extension EngineTests {
             let alice = try host.run(
                 "alice", executable: Repository.tool.path,
                 arguments: [
-                    "listen", "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
+                    "listen", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
                     "--username", "alice", "--password-env", "PW", "--follow-network",
                 ], folder: folder, environment: ["PW": Kamailio.passwords["alice"] ?? ""])
             defer { alice.stop() }
@@ -427,7 +427,7 @@ extension EngineTests {
             let alice = try host.run(
                 "alice", executable: Repository.tool.path,
                 arguments: [
-                    "listen", "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
+                    "listen", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
                     "--username", "alice", "--password-env", "PW", "--follow-network", "--t1", "100", "--retry", "1",
                 ], folder: folder, environment: ["PW": Kamailio.passwords["alice"] ?? ""])
             defer { alice.stop() }
@@ -464,7 +464,7 @@ extension EngineTests {
             let bob = try bed.host("bob").run(
                 "bob", executable: Repository.tool.path,
                 arguments: [
-                    "call", kamailio.aor("alice"), "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id",
+                    "call", kamailio.aor("alice"), "--port", "5060", "--registrar", kamailio.uri, "--id",
                     kamailio.aor("bob"), "--username", "bob", "--password-env", "PW", "--hangup-after", "1",
                 ], folder: folder, environment: ["PW": Kamailio.passwords["bob"] ?? ""])
             defer { bob.stop() }
@@ -489,7 +489,7 @@ extension EngineTests {
             defer { kamailio.stop() }
             func account(_ user: String) -> [String] {
                 [
-                    "--bind", "", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user),
+                    "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user),
                     "--username", user, "--password-env", "PW_\(user)", "--codecs", "PCMU",
                 ]
             }

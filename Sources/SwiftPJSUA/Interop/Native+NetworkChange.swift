@@ -22,8 +22,6 @@ extension Native {
         case .keep, .end: config.ip_change_cfg.reinvite_flags = 0
         }
         config.ip_change_cfg.reinv_use_update = policy.confirmedCalls == .update ? 1 : 0
-        // TEMPORARY (until the NAT settings land): replace the binding in one REGISTER.
-        config.contact_rewrite_method = Int32(PJSUA_CONTACT_REWRITE_NO_UNREG.rawValue)
     }
 }
 
