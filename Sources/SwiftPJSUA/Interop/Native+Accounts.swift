@@ -165,6 +165,7 @@ extension Native {
             config.contact_uri_params = scope.pj(push.uriParameters)
         }
         try applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
+        applyMediaNAT(account, to: &config, scope: scope)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
         // Push parameters for REGISTER only travel in a private header to the module that
