@@ -172,6 +172,7 @@ func configuration(options: Options, port: UInt16) throws(UsageError) -> Configu
         config.media.codecOrder = codecs == "pjmedia" ? [] : codecs.split(separator: ",").map(String.init)
     }
     if let text = options.string("rtp-ports") { config.media.rtpPorts = try rtpPorts(text) }
+    try MediaNATOptions.apply(options, to: &config)
     return config
 }
 

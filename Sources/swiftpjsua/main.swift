@@ -5,7 +5,7 @@ import SwiftPJSUA
 SignalShutdown.shared.install()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let common: Set<String> = ["log-level", "bind", "codecs", "rtp-ports"]
+let common = Set(["log-level", "bind", "codecs", "rtp-ports"]).union(MediaNATOptions.valued)
 let withAccount = common.union(AccountOptions.names)
 
 func fail(_ error: UsageError) -> Never {
@@ -22,17 +22,18 @@ do {
     let status: Int32
     switch command {
     case "demo":
-        status = try await Demo.run(Options(rest, valued: common))
+        status = try await Demo.run(Options(rest, valued: common, flags: MediaNATOptions.flags))
     case "listen":
         status = try await Listen.run(Options(
             rest, valued: withAccount.union(["port", "answer-code", "play", "record", "hangup-after", "max-calls", "stats-file"])
                 .union(CallFeatures.optionNames),
-            flags: ["quiet", "echo"]))
+            flags: MediaNATOptions.flags.union(["quiet", "echo"])))
     case "call":
         status = try await Dial.run(Options(
-            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)))
+            rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames),
+            flags: MediaNATOptions.flags))
     case "register":
-        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once"]))
+        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: MediaNATOptions.flags.union(["once"])))
     case "version", "--version":
         let version = PJSUA.pjprojectVersion
         out("pjproject \(version.loaded) loaded")
