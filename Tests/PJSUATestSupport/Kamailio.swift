@@ -18,8 +18,10 @@ public final class Kamailio: Sendable {
         }
     }
 
-    /// The UDP and TCP port (the same number) on 127.0.0.1.
+    /// The UDP and TCP port (the same number) on ``address``.
     public let port: UInt16
+    /// The address it listens on: 127.0.0.1, or its host's address in a ``Topology``.
+    public let address: String
     /// The TLS port on 127.0.0.1, when started with TLS.
     public let tlsPort: UInt16?
     /// The UDP port on [::1], when started with IPv6.
@@ -27,14 +29,21 @@ public final class Kamailio: Sendable {
     private let folder: TemporaryFolder
     private let process: PeerProcess
 
-    /// `sip:127.0.0.1:port`, the registrar's URI over UDP.
-    public var uri: String { "sip:127.0.0.1:\(port)" }
+    /// `sip:ADDRESS:PORT` (e.g. `sip:127.0.0.1:5060`), the registrar's URI over UDP.
+    public var uri: String { "sip:\(address):\(port)" }
 
     /// The address-of-record of a test user at this registrar, e.g. `sip:alice@127.0.0.1:5060`.
-    public func aor(_ user: String) -> String { "sip:\(user)@127.0.0.1:\(port)" }
+    public func aor(_ user: String) -> String { "sip:\(user)@\(address):\(port)" }
 
-    private init(port: UInt16, tlsPort: UInt16?, ipv6Port: UInt16?, folder: TemporaryFolder, process: PeerProcess) {
+    private let host: Topology.Host?
+
+    private init(
+        port: UInt16, address: String, host: Topology.Host?, tlsPort: UInt16?, ipv6Port: UInt16?,
+        folder: TemporaryFolder, process: PeerProcess
+    ) {
         self.port = port
+        self.address = address
+        self.host = host
         self.tlsPort = tlsPort
         self.ipv6Port = ipv6Port
         self.folder = folder
@@ -46,18 +55,26 @@ public final class Kamailio: Sendable {
     ///   - port: the UDP/TCP port; a free one when `nil` (give the old one to restart).
     ///   - tls: certificate and key for a TLS listener on another free port.
     ///   - ipv6: also listen on UDP `[::1]`.
+    ///   - host: run inside this ``Topology`` host's namespace, listening on its address
+    ///     (port 5060 unless `port` is given) instead of 127.0.0.1.
+    ///   - natHelper: handle clients behind NAT (`-A WITH_NAT`, the `nathelper` module):
+    ///     REGISTER from a client whose Contact or Via does not match its source is stored
+    ///     with the source as its `received` address, and the Contact of other requests and
+    ///     replies from such a client is rewritten to its source.
     public static func start(
         folder: TemporaryFolder, port: UInt16? = nil, tls: TLSFiles? = nil, ipv6: Bool = false,
-        name: String = "kamailio"
+        name: String = "kamailio", in host: Topology.Host? = nil, natHelper: Bool = false
     ) async throws -> Kamailio {
-        let port = port ?? FreePort.tcpAndUDP()
+        let port = port ?? (host == nil ? FreePort.tcpAndUDP() : 5060)
+        let address = host?.address ?? "127.0.0.1"
         let runDirectory = folder.file("\(name)-run")
         try FileManager.default.createDirectory(at: runDirectory, withIntermediateDirectories: true)
         var arguments = [
             "-DD", "-E", "-f", Repository.root.appendingPathComponent("Tests/Peers/kamailio.cfg").path,
             "-w", runDirectory.path, "-Y", runDirectory.path, "-P", runDirectory.appendingPathComponent("pid").path,
-            "-l", "udp:127.0.0.1:\(port)", "-l", "tcp:127.0.0.1:\(port)",
+            "-l", "udp:\(address):\(port)", "-l", "tcp:\(address):\(port)",
         ]
+        if natHelper { arguments += ["-A", "WITH_NAT"] }
         var tlsPort: UInt16?
         if let tls {
             let chosen = FreePort.tcpAndUDP()
@@ -75,7 +92,7 @@ public final class Kamailio: Sendable {
                 verify_certificate = no
                 require_certificate = no
                 """.write(to: config, atomically: true, encoding: .utf8)
-            arguments += ["-A", "WITH_TLS", "-A", "TLS_CONFIG=\"\(config.path)\"", "-l", "tls:127.0.0.1:\(chosen)"]
+            arguments += ["-A", "WITH_TLS", "-A", "TLS_CONFIG=\"\(config.path)\"", "-l", "tls:\(address):\(chosen)"]
         }
         var ipv6Port: UInt16?
         if ipv6 {
@@ -83,14 +100,27 @@ public final class Kamailio: Sendable {
             ipv6Port = chosen
             arguments += ["-l", "udp:[::1]:\(chosen)"]
         }
-        let process = try PeerProcess(name, executable: "/usr/sbin/kamailio", arguments: arguments, folder: folder)
-        let kamailio = Kamailio(port: port, tlsPort: tlsPort, ipv6Port: ipv6Port, folder: folder, process: process)
+        let process = try PeerProcess(
+            name, executable: "/usr/sbin/kamailio", arguments: arguments, folder: folder,
+            launcher: host?.launcher ?? [])
+        let kamailio = Kamailio(
+            port: port, address: address, host: host, tlsPort: tlsPort, ipv6Port: ipv6Port, folder: folder,
+            process: process)
         try await kamailio.waitUntilAnswering()
         return kamailio
     }
 
     /// Sends OPTIONS probes every 50 ms until one gets a 200 (at most 15 s).
     private func waitUntilAnswering() async throws {
+        if let host {
+            // Inside a namespace: the probe runs there too, polling by itself.
+            let probe = Repository.root.appendingPathComponent("Tests/Peers/netprobe.py").path
+            if host.exec(["/usr/bin/python3", probe, "sip-options", address, String(port), "15"]).status == 0 {
+                return
+            }
+            process.stop()
+            throw TimedOut(what: "Kamailio to answer OPTIONS on \(address):\(port)", seen: [process.output])
+        }
         let deadline = ContinuousClock.now + .seconds(15)
         var attempt = 0
         while ContinuousClock.now < deadline {

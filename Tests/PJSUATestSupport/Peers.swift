@@ -153,9 +153,12 @@ public final class PeerProcess: Sendable {
     private let exited = AsyncStream<Int32>.makeStream()
 
     /// Launches `executable` with `arguments` in its own process group.
+    /// - Parameter launcher: a command prefix that runs `executable`, e.g.
+    ///   `ip netns exec NAMESPACE` (``Topology/Host/launcher``); it must exec the command
+    ///   in the same process so that ``stop()`` reaches it.
     public init(
         _ name: String, executable: String, arguments: [String], folder: TemporaryFolder, lifetimeSeconds: Int = 300,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], launcher: [String] = []
     ) throws {
         self.name = name
         outputFile = folder.file("\(name).out")
@@ -167,7 +170,7 @@ public final class PeerProcess: Sendable {
         // test process dies without stopping it. (setsid forked when its caller already led
         // a group, leaving stop() signalling an exited pid while the peer ran on.)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["--kill-after=5", String(lifetimeSeconds), executable] + arguments
+        process.arguments = ["--kill-after=5", String(lifetimeSeconds)] + launcher + [executable] + arguments
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
@@ -218,10 +221,12 @@ public final class PeerProcess: Sendable {
     public func stop() {
         guard exitStatus == nil, process.isRunning else { return }
         let group = -process.processIdentifier
-        kill(group, SIGTERM)
+        // Just after launch, timeout may not have made its group yet: signal it alone then
+        // (it has not started the peer before it leads the group).
+        if kill(group, SIGTERM) != 0 { kill(process.processIdentifier, SIGTERM) }
         let deadline = Date().addingTimeInterval(2)
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(group, SIGKILL) }
+        if process.isRunning, kill(group, SIGKILL) != 0 { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Small UDP probes for the namespace test bed (Tests/PJSUATestSupport/Topology.swift).
+
+  netprobe.py serve ADDR PORT
+      answer every datagram with "seen IP:PORT" (its source as this host sees it) and
+      print "from IP:PORT" per datagram; prints "serving" once bound.
+  netprobe.py send LOCALPORT HOST:PORT [HOST:PORT ...]
+      from one socket bound to LOCALPORT (0: any), send a datagram to each target and print
+      each reply ("reply HOST:PORT seen IP:PORT"); exit 1 if any target stays silent (1 s).
+  netprobe.py sip-options HOST PORT SECONDS
+      send SIP OPTIONS every 50 ms until a 200 arrives (exit 0) or SECONDS pass (exit 1).
+"""
+import socket
+import sys
+import time
+
+
+def serve(address, port):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((address, int(port)))
+    print("serving", flush=True)
+    while True:
+        data, source = sock.recvfrom(2048)
+        print("from %s:%d" % source, flush=True)
+        sock.sendto(b"seen %s:%d" % (source[0].encode(), source[1]), source)
+
+
+def send(local_port, targets):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("0.0.0.0", int(local_port)))
+    sock.settimeout(1.0)
+    status = 0
+    for target in targets:
+        host, port = target.rsplit(":", 1)
+        sock.sendto(b"probe", (host, int(port)))
+        try:
+            data, _ = sock.recvfrom(2048)
+            print("reply %s %s" % (target, data.decode()), flush=True)
+        except socket.timeout:
+            print("silent %s" % target, flush=True)
+            status = 1
+    return status
+
+
+def sip_options(host, port, seconds):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.connect((host, int(port)))
+    sock.settimeout(0.05)
+    address, local = sock.getsockname()
+    deadline = time.monotonic() + float(seconds)
+    attempt = 0
+    while time.monotonic() < deadline:
+        attempt += 1
+        message = "\r\n".join([
+            "OPTIONS sip:%s:%s SIP/2.0" % (host, port),
+            "Via: SIP/2.0/UDP %s:%d;rport;branch=z9hG4bK-netprobe-%d-%d" % (address, local, local, attempt),
+            "Max-Forwards: 70",
+            "From: <sip:probe@%s>;tag=probe%d" % (host, attempt),
+            "To: <sip:%s:%s>" % (host, port),
+            "Call-ID: netprobe-%d-%d" % (local, attempt),
+            "CSeq: 1 OPTIONS",
+            "Content-Length: 0", "", ""])
+        try:
+            sock.send(message.encode())
+            data = sock.recv(4096)
+            if data.split(b" ")[1:2] == [b"200"]:
+                return 0
+        except OSError:
+            time.sleep(0.05)
+    return 1
+
+
+if __name__ == "__main__":
+    command = sys.argv[1]
+    if command == "serve":
+        serve(sys.argv[2], sys.argv[3])
+    elif command == "send":
+        sys.exit(send(sys.argv[2], sys.argv[3:]))
+    elif command == "sip-options":
+        sys.exit(sip_options(sys.argv[2], sys.argv[3], sys.argv[4]))
+    else:
+        sys.exit(64)
