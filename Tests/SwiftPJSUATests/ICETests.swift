@@ -1,0 +1,152 @@
+import Foundation
+import PJSUATestSupport
+import SwiftPJSUA
+import Testing
+
+/// STUN, ICE and TURN between two `swiftpjsua` processes, each in its own client site
+/// behind its own NAT box of a ``Topology``. Kamailio (registrar and proxy) and coturn
+/// (STUN and TURN) run on the public segment. bob registers and answers; alice calls him
+/// through Kamailio. Each plays a tone of its own and records what it hears, so the audio
+/// check is made at both far ends.
+extension EngineTests {
+    /// What a call between the two sites left behind.
+    struct NATCall {
+        /// Everything each process printed (read before the test's folder goes).
+        var alice: String
+        var bob: String
+        /// What alice heard: bob's 600 Hz tone if audio reached her.
+        var aliceHeard: ToneAnalysis
+        /// What bob heard: alice's 1000 Hz tone if audio reached him.
+        var bobHeard: ToneAnalysis
+        /// coturn's TURN sessions, closed once both engines shut down.
+        var relayedSessions: [Coturn.RelayedSession]
+        var coturnAddress: String
+        /// The NATs' public addresses.
+        var alicePublic: String
+        var bobPublic: String
+    }
+
+    static let aliceFrequency = 1000.0
+    static let bobFrequency = 600.0
+
+    /// Builds the bed, places one call of `seconds` from alice to bob with the same media
+    /// NAT options (`swiftpjsua --stun/--ice/--turn`) on both, and tears everything down.
+    static func natCall(
+        nat: NATBehavior, options: (Coturn) -> [String], seconds: Double = 2.5, expectsRelay: Bool = false
+    ) async throws -> NATCall {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let aliceTone = folder.file("alice-tone.wav"), bobTone = folder.file("bob-tone.wav")
+        try WAVAudio.tone(frequency: aliceFrequency, duration: .seconds(10)).write(to: aliceTone)
+        try WAVAudio.tone(frequency: bobFrequency, duration: .seconds(10)).write(to: bobTone)
+        let aliceHeard = folder.file("alice-heard.wav"), bobHeard = folder.file("bob-heard.wav")
+        return try await withTopology({ plan in
+            plan.server("public")
+            plan.client("alice", nat: nat)
+            plan.client("bob", nat: nat)
+        }) { bed in
+            let server = bed.host("public")
+            let coturn = try await Coturn.start(folder: folder, address: server.address, launcher: server.launcher)
+            defer { coturn.stop() }
+            let kamailio = try await Kamailio.start(folder: folder, in: server)
+            defer { kamailio.stop() }
+            let media = options(coturn)
+            var environment = ["TURN_PASSWORD": Coturn.password]
+            func account(_ user: String) -> [String] {
+                environment["SIP_PASSWORD_\(user)"] = Kamailio.passwords[user] ?? ""
+                let host = bed.host(user)
+                return [
+                    "--bind", host.address, "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user),
+                    "--username", user, "--password-env", "SIP_PASSWORD_\(user)", "--codecs", "PCMU",
+                ] + media
+            }
+            let bobArguments = ["listen", "--play", bobTone.path, "--record", bobHeard.path] + account("bob")
+            let aliceArguments =
+                ["call", kamailio.aor("bob"), "--play", aliceTone.path, "--record", aliceHeard.path]
+                + ["--hangup-after", String(seconds)]
+                + account("alice")
+            let bob = try bed.host("bob").run(
+                "listen-bob", executable: Repository.tool.path, arguments: bobArguments, folder: folder,
+                environment: environment)
+            defer { bob.stop() }
+            try await bob.waitUntilListening()
+            let alice = try bed.host("alice").run(
+                "call-alice", executable: Repository.tool.path, arguments: aliceArguments, folder: folder,
+                environment: environment)
+            defer { alice.stop() }
+            let status = try await alice.waitForExit(timeout: .seconds(20))
+            #expect(status == 0, "\(alice.output)")
+            // bob's recorder is closed when his side of the call ends; stopping him shuts
+            // his engine down, which releases his TURN allocation.
+            try await bob.waitForOutput(containing: "DISCONNECTED")
+            bob.stop()
+            var sessions: [Coturn.RelayedSession] = []
+            if expectsRelay {
+                // Both engines have shut down: each ICE component's allocation is closed.
+                sessions = (try? await coturn.waitForRelayedSessions(4, timeout: .seconds(5))) ?? coturn.relayedSessions
+            }
+            return NATCall(
+                alice: alice.output, bob: bob.output,
+                aliceHeard: ToneAnalysis(try WAVAudio(contentsOf: aliceHeard), frequency: bobFrequency),
+                bobHeard: ToneAnalysis(try WAVAudio(contentsOf: bobHeard), frequency: aliceFrequency),
+                relayedSessions: sessions, coturnAddress: coturn.address,
+                alicePublic: bed.nat("alice").publicAddress, bobPublic: bed.nat("bob").publicAddress)
+        }
+    }
+
+    /// The `ice completed on …` line a process printed, if any.
+    static func iceLine(_ output: String) -> Substring? {
+        output.split(whereSeparator: \.isNewline).first { $0.contains("ice completed on") }
+    }
+
+    @Test("Symmetric NATs on both sides: ICE with TURN relays the call through coturn, and the tones arrive both ways")
+    func iceWithTURNThroughSymmetricNATs() async throws {
+        let call = try await Self.natCall(nat: .symmetric, options: { coturn in
+            ["--ice", "--stun", coturn.server, "--turn", "turn:\(Coturn.username)@\(coturn.server)",
+             "--turn-password-env", "TURN_PASSWORD"]
+        }, expectsRelay: true)
+        #expect(call.bobHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.bobHeard)\n\(call.bob)")
+        #expect(call.aliceHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.aliceHeard)\n\(call.alice)")
+        // The pair ICE nominated has coturn's relayed address at one end at least: no direct
+        // path exists between two address-and-port-dependent NATs.
+        let aliceICE = try #require(Self.iceLine(call.alice), "\(call.alice)")
+        let bobICE = try #require(Self.iceLine(call.bob), "\(call.bob)")
+        #expect(aliceICE.contains("relayed \(call.coturnAddress):"), "\(aliceICE)")
+        #expect(bobICE.contains("relayed \(call.coturnAddress):"), "\(bobICE)")
+        // And coturn relayed the audio: a session that carried the stream both ways
+        // (50 packets a second of 20 ms PCMU for 2.5 s; count a conservative share).
+        let carried = call.relayedSessions.filter { $0.receivedPackets >= 60 && $0.sentPackets >= 60 }
+        #expect(!carried.isEmpty, "\(call.relayedSessions)")
+        #expect(carried.allSatisfy { $0.username == Coturn.username })
+        #expect(
+            carried.allSatisfy { $0.client.hasPrefix("\(call.alicePublic):") || $0.client.hasPrefix("\(call.bobPublic):") },
+            "\(carried)")
+    }
+
+    @Test("Symmetric NATs on both sides without ICE: the call connects but no audio arrives either way (the control)")
+    func noICEThroughSymmetricNATsCarriesNoAudio() async throws {
+        let call = try await Self.natCall(nat: .symmetric, options: { coturn in ["--stun", coturn.server] })
+        // Signalling works through the registrar ...
+        #expect(call.alice.contains("CONFIRMED"), "\(call.alice)")
+        #expect(call.bob.contains("CONFIRMED"), "\(call.bob)")
+        // ... but each side sends to the other's server-reflexive address, a mapping the
+        // other NAT made for coturn alone, and drops: nothing arrives.
+        #expect(!call.bobHeard.detected(minimumDuration: .milliseconds(100)), "\(call.bobHeard)")
+        #expect(!call.aliceHeard.detected(minimumDuration: .milliseconds(100)), "\(call.aliceHeard)")
+        #expect(!call.alice.contains("rtp on"), "\(call.alice)")
+        #expect(!call.bob.contains("rtp on"), "\(call.bob)")
+    }
+
+    @Test("Endpoint-independent NATs with STUN alone: audio flows both ways on the server-reflexive addresses")
+    func stunThroughEndpointIndependentNATs() async throws {
+        let call = try await Self.natCall(nat: .endpointIndependent, options: { coturn in ["--stun", coturn.server] })
+        #expect(call.bobHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.bobHeard)\n\(call.bob)")
+        #expect(call.aliceHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.aliceHeard)\n\(call.alice)")
+        // Each side advertised its NAT's public address (the STUN answer) and received RTP
+        // from the other NAT's public address: the server-reflexive path, not a relay.
+        let aliceRTP = call.alice.split(whereSeparator: \.isNewline).first { $0.contains("rtp on") } ?? ""
+        let bobRTP = call.bob.split(whereSeparator: \.isNewline).first { $0.contains("rtp on") } ?? ""
+        #expect(aliceRTP.contains("from \(call.bobPublic):") && aliceRTP.contains("local \(call.alicePublic):"), "\(call.alice)")
+        #expect(bobRTP.contains("from \(call.alicePublic):") && bobRTP.contains("local \(call.bobPublic):"), "\(call.bob)")
+    }
+}
