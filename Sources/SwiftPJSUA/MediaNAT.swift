@@ -56,7 +56,16 @@ public enum ICETrickle: String, Sendable, Hashable, CaseIterable {
 /// The candidates are: host candidates, the addresses of the local interfaces (up to
 /// ``hostCandidateLimit``); a server-reflexive candidate when ``STUNConfiguration`` names a
 /// server; a relayed candidate, an address on a TURN server, when ``TURNConfiguration`` is
-/// set. Set engine-wide in ``MediaConfiguration/ice``, per account with
+/// set. pjnath takes no host candidate on a loopback address: with ICE on and RTP bound to
+/// 127.0.0.1 there is no candidate at all and every call fails with `PJ_EINVAL`
+/// (`pjsua_call_make_call`, or 488 to an incoming one).
+///
+/// On the pjproject 2.12.1 that `scripts/provision.sh` builds from Debian's ring package
+/// (Jami's patched pjnath), adding a candidate blocks pjsua's worker thread for good on a
+/// host with any IPv6 address (its netlink query for deprecated addresses misses the end
+/// of the dump); use ICE there only on IPv4-only hosts, or use pjproject 2.13 or later.
+///
+/// Set engine-wide in ``MediaConfiguration/ice``, per account with
 /// ``AccountConfiguration/ice``. Wraps `pjsua_media_config.enable_ice`,
 /// `ice_max_host_cands`, `ice_no_rtcp` and `ice_opt` (`pjsua_ice_config` per account).
 public struct ICEConfiguration: Sendable, Hashable {
@@ -72,7 +81,9 @@ public struct ICEConfiguration: Sendable, Hashable {
     /// How candidates are exchanged (`ice_opt.trickle`); ``ICETrickle/disabled`` by default.
     public var trickle: ICETrickle
     /// Aggressive nomination (`ice_opt.aggressive`, on by default as in pjnath): the
-    /// controlling agent nominates with its first checks rather than after a successful one.
+    /// controlling agent flags every check as a nomination instead of nominating one pair
+    /// once checks have succeeded, which settles the pair about one round trip sooner.
+    /// RFC 8445 deprecates it; `false` nominates the regular way.
     public var aggressiveNomination: Bool
 
     /// Creates ICE settings; with the defaults ICE is off.

@@ -2,8 +2,8 @@ import Foundation
 
 /// A coturn STUN and TURN server (`turnserver`) for tests: one static long-term-credential
 /// user in one realm, listening and relaying on one address, usually a public-segment host
-/// of a ``Topology`` (started in its namespace through `launcher`). No TLS, no CLI, no
-/// database outside the test's folder. RFC 3489 binding requests are answered too: pjsua's
+/// of a ``Topology`` (started in its namespace through `launcher`). TLS (on port 5349) only
+/// when given a certificate; no DTLS, no CLI, no database outside the test's folder. RFC 3489 binding requests are answered too: pjsua's
 /// STUN for RTP without ICE (`pjstun_get_mapped_addr2`) sends them.
 ///
 /// coturn logs each TURN session's traffic when the session closes (the client's
@@ -20,14 +20,17 @@ public final class Coturn: Sendable {
     public let address: String
     /// The STUN/TURN port (UDP and TCP).
     public let port: UInt16
+    /// The TURN-over-TLS port, when started with a certificate.
+    public let tlsPort: UInt16?
     private let process: PeerProcess
 
     /// `address:port`, as a STUN server setting.
     public var server: String { "\(address):\(port)" }
 
-    private init(address: String, port: UInt16, process: PeerProcess) {
+    private init(address: String, port: UInt16, tlsPort: UInt16?, process: PeerProcess) {
         self.address = address
         self.port = port
+        self.tlsPort = tlsPort
         self.process = process
     }
 
@@ -37,11 +40,16 @@ public final class Coturn: Sendable {
     ///   - port: the STUN/TURN port, 3478 by default.
     ///   - relayPorts: the UDP ports for relayed addresses.
     ///   - launcher: a command prefix, e.g. a host's `ip netns exec NAMESPACE`.
+    ///   - tls: a certificate and key for TURN over TLS on port 5349.
     public static func start(
         folder: TemporaryFolder, address: String, port: UInt16 = 3478, relayPorts: ClosedRange<UInt16> = 49152...49251,
-        launcher: [String] = [], name: String = "coturn"
+        launcher: [String] = [], tls: Kamailio.TLSFiles? = nil, name: String = "coturn"
     ) async throws -> Coturn {
         let config = folder.file("\(name).conf")
+        let tlsPort: UInt16? = tls == nil ? nil : 5349
+        let tlsLines = tls.map { files in
+            "tls-listening-port=5349\ncert=\(files.certificate.path)\npkey=\(files.privateKey.path)\nno-tlsv1\nno-tlsv1_1"
+        } ?? "no-tls"
         try """
             listening-ip=\(address)
             relay-ip=\(address)
@@ -53,7 +61,7 @@ public final class Coturn: Sendable {
             user=\(username):\(password)
             fingerprint
             no-cli
-            no-tls
+            \(tlsLines)
             no-dtls
             no-rfc5780
             no-multicast-peers
@@ -65,7 +73,7 @@ public final class Coturn: Sendable {
             """.write(to: config, atomically: true, encoding: .utf8)
         let process = try PeerProcess(
             name, executable: "/usr/bin/turnserver", arguments: ["-c", config.path], folder: folder, launcher: launcher)
-        let coturn = Coturn(address: address, port: port, process: process)
+        let coturn = Coturn(address: address, port: port, tlsPort: tlsPort, process: process)
         do {
             try await process.waitForOutput(containing: "UDP listener opened on: \(address):\(port)", timeout: .seconds(10))
         } catch {
