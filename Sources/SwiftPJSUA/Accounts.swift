@@ -190,6 +190,11 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// 1 s to 1 day: ``PJSUA/addAccount(_:)`` throws
     /// ``PJSUAUsageError/invalidConfiguration(_:)`` for anything else.
     public var flowKeepAliveInterval: Duration = .zero
+    /// Keep-alives, Contact and Via rewriting and RFC 5626 outbound for a NAT between the
+    /// account and its registrar (``NATSignaling``); pjsua's defaults unless set.
+    /// ``PJSUA/addAccount(_:)`` throws ``PJSUAUsageError/invalidConfiguration(_:)`` for
+    /// values out of range.
+    public var natSignaling: NATSignaling = NATSignaling()
     /// End a confirmed call whose audio receives no RTP for this long while it should (the
     /// stream active and receiving: not while the peer holds the call with `sendonly` or
     /// `inactive`, nor while we hold it, RFC 3264 §8.4). The engine then reports

@@ -153,6 +153,17 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var port: UInt16
     /// TLS settings; used by ``TransportType/tls`` and ``TransportType/tls6`` only.
     public var tls: TLSConfiguration
+    /// The address to advertise in Contact and Via instead of the bound one, for a host
+    /// behind 1:1 NAT (a cloud VM whose public address is not on any interface); `nil`
+    /// advertises ``bindAddress``. Accounts on this transport advertise it for RTP too,
+    /// unless ``MediaConfiguration/rtpPublicAddress`` says otherwise. An IPv4 or IPv6
+    /// address or a host name. Wraps `pjsua_transport_config.public_addr`. Local accounts
+    /// (``PJSUA/addLocalAccount(on:isDefault:mediaInactivityTimeout:transportLossPolicy:)``)
+    /// put it in their Contact on every pjproject; on pjproject 2.12 the UDP Contact of an
+    /// account with a registrar still names the interface's address (pjsua took the
+    /// configured one only from 2.13), which ``NATSignaling/contactRewrite`` corrects from
+    /// the registrar's first answer.
+    public var publicAddress: String?
     /// An edit of this transport's `pjsua_transport_config`, run on the engine thread just
     /// before `pjsua_transport_create`; `nil` (the default) for none. The engine puts nothing
     /// back, but reads ``bindAddress`` (not the struct) for RTP. See <doc:EscapeHatch>.
@@ -161,10 +172,11 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// Creates a transport configuration (UDP on every interface, port 5060 by default).
     public init(
         type: TransportType = .udp, bindAddress: String? = nil, port: UInt16 = 5060,
-        tls: TLSConfiguration = TLSConfiguration()
+        tls: TLSConfiguration = TLSConfiguration(), publicAddress: String? = nil
     ) {
         self.type = type
         self.bindAddress = bindAddress
+        self.publicAddress = publicAddress
         self.port = port
         self.tls = tls
     }
@@ -216,6 +228,10 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// The address RTP binds to and advertises in SDP (`c=`); `nil` uses the bind address
     /// of the account's SIP transport, or every interface when that has none.
     public var rtpAddress: String?
+    /// The address to advertise in SDP for RTP instead of the bound one (1:1 NAT); `nil`
+    /// uses the ``TransportConfiguration/publicAddress`` of the account's transport, else
+    /// the RTP address itself. Wraps `pjsua_acc_config.rtp_cfg.public_addr`.
+    public var rtpPublicAddress: String?
     /// Local ringback: the tones the engine plays to the sound device (conference slot 0)
     /// while an outgoing call is alerting without early media, looped; `nil` plays none.
     ///

@@ -41,7 +41,9 @@ extension PJSUA {
         let media = runtime.configuration.media
         let account = try Native.addLocalAccount(
             transport: transport, isDefault: isDefault, rtpPorts: media.rtpPorts,
-            rtpAddress: media.rtpAddress ?? runtime.bindAddress(of: transport))
+            rtpAddress: media.rtpAddress ?? runtime.bindAddress(of: transport),
+            rtpPublicAddress: runtime.rtpPublicAddress(of: transport),
+            contactIsTransportAddress: runtime.publicAddress(of: transport) != nil)
         runtime.bridge.deadPeers.configure(
             account, .init(mediaInactivityTimeout: mediaInactivityTimeout, transportLossPolicy: transportLossPolicy))
         return account
@@ -65,7 +67,8 @@ extension PJSUA {
         do {
             return try Native.addAccount(
                 effective, rtpPorts: runtime.configuration.media.rtpPorts,
-                rtpAddress: rtpAddress(of: configuration, runtime: runtime)
+                rtpAddress: rtpAddress(of: configuration, runtime: runtime),
+                rtpPublicAddress: runtime.rtpPublicAddress(of: configuration.transport ?? runtime.transports.first)
             ) { account in
                 added = account
                 runtime.bridge.deadPeers.configure(account, .init(configuration))
@@ -234,7 +237,8 @@ extension PJSUA {
         let effective = try validated(configuration, runtime: runtime)
         try Native.modifyAccount(
             slot, effective, rtpPorts: runtime.configuration.media.rtpPorts,
-            rtpAddress: rtpAddress(of: configuration, runtime: runtime))
+            rtpAddress: rtpAddress(of: configuration, runtime: runtime),
+            rtpPublicAddress: runtime.rtpPublicAddress(of: configuration.transport ?? runtime.transports.first))
         runtime.bridge.deadPeers.configure(account, .init(configuration))
         runtime.bridge.accountRecords.configure(
             account, configuration: configuration, wantsRegistration: configuration.registrar != nil)
@@ -295,6 +299,7 @@ extension PJSUA {
         else {
             throw PJSUAUsageError.invalidConfiguration("flowKeepAliveInterval must be zero (off) or 1 s...1 day")
         }
+        if let problem = configuration.natSignaling.problem { throw PJSUAUsageError.invalidConfiguration(problem) }
         // pjsua takes the interval in whole seconds: a nonzero one under a second would be
         // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.
         guard configuration.retryInterval == .zero || configuration.retryInterval >= .seconds(1) else {

@@ -36,6 +36,17 @@ public actor PJSUA {
             guard let index = transports.firstIndex(of: transport) else { return nil }
             return configuration.transports[index].bindAddress
         }
+
+        /// The configured public address of one of the transports created at start.
+        func publicAddress(of transport: Transport) -> String? {
+            guard let index = transports.firstIndex(of: transport) else { return nil }
+            return configuration.transports[index].publicAddress
+        }
+
+        /// The address an account on `transport` advertises for RTP, when not its bound one.
+        func rtpPublicAddress(of transport: Transport?) -> String? {
+            configuration.media.rtpPublicAddress ?? transport.flatMap { publicAddress(of: $0) }
+        }
     }
 
     private let executor: EngineExecutor

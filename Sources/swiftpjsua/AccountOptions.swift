@@ -28,12 +28,14 @@ struct AccountOptions {
     /// `nil`: `--media-timeout off`.
     var mediaTimeout: Duration?
     var transportLoss: TransportLossPolicy
+    var nat: NATOptions
 
     /// Whether an account with a registrar was asked for (otherwise a local account is used).
     var registers: Bool { registrar != nil }
 
     init(_ options: Options) throws(UsageError) {
         registrar = options.string("registrar")
+        nat = try NATOptions(options)
         identity = options.string("id")
         username = options.string("username")
         realm = options.string("realm") ?? "*"
@@ -88,8 +90,10 @@ struct AccountOptions {
     }
 
     /// The engine's transport for these options.
-    func transportConfiguration(bind: String, port: UInt16) -> TransportConfiguration {
-        TransportConfiguration(type: transport, bindAddress: bind, port: port, tls: TLSConfiguration(caFile: caFile))
+    func transportConfiguration(bind: String?, port: UInt16, publicAddress: String? = nil) -> TransportConfiguration {
+        TransportConfiguration(
+            type: transport, bindAddress: bind, port: port, tls: TLSConfiguration(caFile: caFile),
+            publicAddress: publicAddress)
     }
 
     /// The account to add, when one with a registrar was asked for.
@@ -104,6 +108,7 @@ struct AccountOptions {
         if let retry { configuration.retryInterval = retry }
         configuration.mediaInactivityTimeout = mediaTimeout
         configuration.transportLossPolicy = transportLoss
+        configuration.natSignaling = nat.signaling
         return configuration
     }
 }

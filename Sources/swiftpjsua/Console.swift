@@ -155,10 +155,14 @@ final class SignalShutdown: Sendable {
     var received: Int32? { csg_first_signal() == 0 ? nil : csg_first_signal() }
 }
 
-func configuration(options: Options, port: UInt16) throws(UsageError) -> Configuration {
+/// The engine's configuration for a command's options; SIP and RTP bind `--bind`, else
+/// `defaultBind` (`nil`: every address).
+func configuration(options: Options, port: UInt16, defaultBind: String? = nil) throws(UsageError) -> Configuration {
     let account = try AccountOptions(options)
+    let transport = account.transportConfiguration(
+        bind: options.string("bind") ?? defaultBind, port: port, publicAddress: account.nat.publicAddress)
     var config = Configuration(
-        transports: [account.transportConfiguration(bind: options.string("bind") ?? "127.0.0.1", port: port)],
+        transports: [transport],
         userAgent: "swiftpjsua",
         // The tool plays and records files and runs on servers: no sound hardware.
         media: MediaConfiguration(soundDevice: .null))

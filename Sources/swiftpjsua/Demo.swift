@@ -17,7 +17,8 @@ enum Demo {
         defer { try? FileManager.default.removeItem(at: workDir) }
         let toneFile = workDir.appendingPathComponent("tone-1khz.wav")
         let recordingFile = workDir.appendingPathComponent("received.wav")
-        let config = try configuration(options: options, port: 0)
+        // The demo calls itself: over loopback unless told otherwise.
+        let config = try configuration(options: options, port: 0, defaultBind: "127.0.0.1")
         try WAVAudio.tone(frequency: toneFrequency, duration: .seconds(5), sampleRate: config.media.clockRate)
             .write(to: toneFile)
 

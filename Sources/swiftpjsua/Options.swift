@@ -129,7 +129,20 @@ let usage = """
       help                         this text
 
     options for every command:
-      --bind ADDR                  local address for SIP and RTP (default 127.0.0.1)
+      --bind ADDR                  local address for SIP and RTP (default: every address;
+                                   demo: 127.0.0.1)
+      --public-address ADDR        address to advertise in Contact, Via and SDP instead
+                                   of the bound one (a host behind 1:1 NAT)
+      --keep-alive S|off           behind NAT: a keep-alive to the registrar every S
+                                   seconds (2-86400; pjsua sends it up to a fifth early)
+                                   once registered over UDP (default 15)
+      --contact-rewrite on|always|off
+                                   behind NAT: re-register with the address the registrar
+                                   saw (received/rport) and use it in Via; always: even a
+                                   private one seen by a public registrar; off: neither
+                                   (default on)
+      --sdp-nat-rewrite on|off     behind NAT without STUN/ICE: put the address the
+                                   registrar saw in calls' SDP (default off)
       --log-level N                pjsip log lines (0-6) to standard error
       --codecs LIST                codecs to offer first, most preferred first, by id or
                                    prefix, comma-separated (default opus,G722,PCMU,PCMA;

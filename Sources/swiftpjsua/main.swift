@@ -5,7 +5,7 @@ import SwiftPJSUA
 SignalShutdown.shared.install()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let common = Set(["log-level", "bind", "codecs", "rtp-ports"]).union(MediaNATOptions.valued)
+let common = Set(["log-level", "bind", "codecs", "rtp-ports"]).union(NATOptions.names).union(MediaNATOptions.valued)
 let withAccount = common.union(AccountOptions.names)
 
 func fail(_ error: UsageError) -> Never {

@@ -24,12 +24,18 @@ public final class Sipp: Sendable {
     let statsFile: URL
     let messageFile: URL
 
-    /// Where to send requests to reach this sipp.
-    public var uri: String { "sip:service@127.0.0.1:\(port)" }
+    /// The address sipp listens and sends on: 127.0.0.1, or its ``Topology`` host's.
+    public let address: String
+    private let host: Topology.Host?
 
-    private init(process: PeerProcess, port: UInt16, statsFile: URL, messageFile: URL) {
+    /// Where to send requests to reach this sipp.
+    public var uri: String { "sip:service@\(address):\(port)" }
+
+    private init(process: PeerProcess, port: UInt16, host: Topology.Host?, statsFile: URL, messageFile: URL) {
         self.process = process
         self.port = port
+        self.host = host
+        self.address = host?.address ?? "127.0.0.1"
         self.statsFile = statsFile
         self.messageFile = messageFile
     }
@@ -41,18 +47,20 @@ public final class Sipp: Sendable {
     ///   - remote: the `host:port` to send to (for UAC scenarios).
     ///   - calls: stop after this many calls (`-m`).
     ///   - extra: more sipp arguments (`-r`, `-l`, `-d`, `-key`…).
+    ///   - host: run inside this ``Topology`` host's namespace, on its address.
     /// Waits until sipp has bound its SIP port. FreePort's port can be taken by another
     /// process before sipp binds it (other test runs share the machine); sipp then exits at
     /// once, and another port is tried (three attempts).
     public static func start(
         scenario: String, remote: String? = nil, calls: Int = 1, extra: [String] = [],
-        folder: TemporaryFolder, timeout: Duration = .seconds(60)
+        folder: TemporaryFolder, timeout: Duration = .seconds(60), in host: Topology.Host? = nil
     ) async throws -> Sipp {
         var attempt = 0
         while true {
             attempt += 1
             let sipp = try await launch(
-                scenario: scenario, remote: remote, calls: calls, extra: extra, folder: folder, timeout: timeout)
+                scenario: scenario, remote: remote, calls: calls, extra: extra, folder: folder, timeout: timeout,
+                host: host)
             let lostPort = sipp.process.exitStatus != nil && sipp.process.output.contains("Unable to bind")
             if attempt < 3, lostPort { continue }
             return sipp
@@ -60,8 +68,10 @@ public final class Sipp: Sendable {
     }
 
     private static func launch(
-        scenario: String, remote: String?, calls: Int, extra: [String], folder: TemporaryFolder, timeout: Duration
+        scenario: String, remote: String?, calls: Int, extra: [String], folder: TemporaryFolder, timeout: Duration,
+        host: Topology.Host?
     ) async throws -> Sipp {
+        let address = host?.address ?? "127.0.0.1"
         let port = FreePort.udp()
         let statsFile = folder.file("sipp-\(port).csv")
         let messageFile = folder.file("sipp-\(port)-messages.log")
@@ -75,23 +85,31 @@ public final class Sipp: Sendable {
         if let remote { arguments.append(remote) }
         let seconds = Int(timeout.components.seconds)
         arguments += [
-            "-i", "127.0.0.1", "-mi", "127.0.0.1", "-p", String(port), "-m", String(calls), "-nostdin",
+            "-i", address, "-mi", address, "-p", String(port), "-m", String(calls), "-nostdin",
             "-trace_stat", "-stf", statsFile.path, "-fd", "1",
             "-trace_msg", "-message_file", messageFile.path,
             "-timeout", "\(seconds)s", "-timeout_error",
         ] + extra
         let process = try PeerProcess(
-            "sipp-\(URL(fileURLWithPath: scenario).lastPathComponent)-\(port)", executable: "/usr/bin/sipp", arguments: arguments, folder: folder)
-        let sipp = Sipp(process: process, port: port, statsFile: statsFile, messageFile: messageFile)
+            "sipp-\(URL(fileURLWithPath: scenario).lastPathComponent)-\(port)", executable: "/usr/bin/sipp",
+            arguments: arguments, folder: folder, launcher: host?.launcher ?? [])
+        let sipp = Sipp(process: process, port: port, host: host, statsFile: statsFile, messageFile: messageFile)
         try await sipp.waitUntilBound()
         return sipp
+    }
+
+    /// Whether sipp's port is bound (UDP or TCP), where sipp runs.
+    private func isBound() -> Bool {
+        guard let host else { return FreePort.isUDPBound(port) || FreePort.isTCPBound(port) }
+        if host.isUDPBound(port) { return true }
+        return host.exec(["/usr/bin/ss", "-Hltn", "sport", "= :\(port)"]).output.contains(":\(port)")
     }
 
     /// Readiness probe: sipp has bound its port (or already exited, e.g. a short UAC run).
     private func waitUntilBound() async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         // Over TCP (`-t t1`) sipp binds a TCP port only.
-        while !FreePort.isUDPBound(port) && !FreePort.isTCPBound(port) {
+        while !isBound() {
             if process.exitStatus != nil { return }
             guard ContinuousClock.now < deadline else {
                 process.stop()

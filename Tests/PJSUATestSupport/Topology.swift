@@ -126,8 +126,8 @@ public final class Topology: Sendable {
 
         /// The ids of the processes running in the namespace (`ip netns pids`).
         public var processIDs: [Int32] {
-            (commandOutput("/usr/sbin/ip", ["netns", "pids", namespace])?.output ?? "").split(whereSeparator: \.isNewline)
-                .compactMap { Int32($0) }
+            let text = commandOutput("/usr/sbin/ip", ["netns", "pids", namespace])?.output ?? ""
+            return text.split(whereSeparator: \.isNewline).compactMap { Int32($0) }
         }
 
         /// Whether something in the namespace has bound UDP `port` (from `ss`).
@@ -342,10 +342,12 @@ public final class Topology: Sendable {
     /// Kills every process inside the bed's namespaces and deletes the namespaces (which
     /// deletes their veths). Safe to call more than once.
     public func teardown() {
-        guard tornDown.withLock({ done in
-            defer { done = true }
-            return !done
-        }) else { return }
+        guard
+            tornDown.withLock({ done in
+                defer { done = true }
+                return !done
+            })
+        else { return }
         // A process that outlives its namespace's name keeps the namespace alive: kill
         // everything inside (again, for anything forked meanwhile), then delete.
         let script = namespaces.map { namespace in

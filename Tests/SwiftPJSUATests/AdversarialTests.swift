@@ -197,7 +197,7 @@ extension EngineTests {
         defer { folder.remove() }
         let cli = try PeerProcess(
             "swiftpjsua-bad-dtmf", executable: Repository.tool.path,
-            arguments: ["call", "sip:nobody@127.0.0.1:9", "--dtmf", "12x"], folder: folder)
+            arguments: ["call", "--bind", "127.0.0.1", "sip:nobody@127.0.0.1:9", "--dtmf", "12x"], folder: folder)
         defer { cli.stop() }
         #expect(try await cli.waitForExit(timeout: .seconds(10)) == 64, "\(cli.output)")
         #expect(!cli.output.contains("calling"), "\(cli.output)")

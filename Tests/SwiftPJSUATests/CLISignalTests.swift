@@ -18,7 +18,7 @@ extension EngineTests {
         for launch in 0..<100 {
             let process = Process()
             process.executableURL = Repository.tool
-            process.arguments = ["listen", "--port", "0"]
+            process.arguments = ["listen", "--bind", "127.0.0.1", "--port", "0"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             let (stream, continuation) = AsyncStream.makeStream(of: Void.self)

@@ -51,17 +51,19 @@ extension EngineTests {
         defer { folder.remove() }
         let targetPort = FreePort.udp()
         let target = try await launchTool(
-            "swiftpjsua-target", ["listen", "--port", String(targetPort), "--hangup-after", "2"],
+            "swiftpjsua-target", ["listen", "--bind", "127.0.0.1", "--port", String(targetPort), "--hangup-after", "2"],
             listeningOn: targetPort, folder: folder)
         defer { target.stop() }
         let transferorPort = FreePort.udp()
         let targetURI = "sip:target@127.0.0.1:\(targetPort)"
         let transferor = try await launchTool(
-            "swiftpjsua-transferor", ["listen", "--port", String(transferorPort), "--transfer-to", targetURI],
+            "swiftpjsua-transferor",
+            ["listen", "--bind", "127.0.0.1", "--port", String(transferorPort), "--transfer-to", targetURI],
             listeningOn: transferorPort, folder: folder)
         defer { transferor.stop() }
         let transferee = try await launchTool(
-            "swiftpjsua-transferee", ["call", "sip:transferor@127.0.0.1:\(transferorPort)"], folder: folder)
+            "swiftpjsua-transferee", ["call", "--bind", "127.0.0.1", "sip:transferor@127.0.0.1:\(transferorPort)"],
+            folder: folder)
         defer { transferee.stop() }
 
         let status = try await transferee.waitForExit(timeout: .seconds(20))
@@ -103,7 +105,8 @@ extension EngineTests {
         let sipp = try await Sipp.start(scenario: "uas_200_retransmitted_after_bye.xml", folder: folder)
         defer { sipp.stop() }
         let started = ContinuousClock.now
-        let cli = try await launchTool("swiftpjsua-call", ["call", sipp.uri, "--hangup-after", "0.2"], folder: folder)
+        let cli = try await launchTool(
+            "swiftpjsua-call", ["call", "--bind", "127.0.0.1", sipp.uri, "--hangup-after", "0.2"], folder: folder)
         defer { cli.stop() }
         #expect(try await cli.waitForExit(timeout: .seconds(10)) == 0, "\(cli.output)")
         let elapsed = ContinuousClock.now - started

@@ -687,7 +687,7 @@ extension EngineTests {
             let cli = try PeerProcess(
                 "swiftpjsua-call", executable: Repository.tool.path,
                 arguments: [
-                    "call", h.uri("cli"), "--header", "X-From-Cli: yes", "--dtmf", "42#",
+                    "call", "--bind", "127.0.0.1", h.uri("cli"), "--header", "X-From-Cli: yes", "--dtmf", "42#",
                     "--transfer-to", "sip:elsewhere@127.0.0.1:5999", "--hold-after", "0.3", "--hangup-after", "2.5",
                 ], folder: folder)
             defer { cli.stop() }
@@ -723,7 +723,8 @@ extension EngineTests {
         let cli = try PeerProcess(
             "swiftpjsua-listen", executable: Repository.tool.path,
             arguments: [
-                "listen", "--port", String(port), "--header", "X-Answered-By: cli", "--dtmf", "9*",
+                "listen", "--bind", "127.0.0.1", "--port", String(port), "--header", "X-Answered-By: cli",
+                "--dtmf", "9*",
                 "--transfer-to", "sip:elsewhere@127.0.0.1:5999", "--hold-after", "0.3",
             ], folder: folder)
         defer { cli.stop() }

@@ -145,7 +145,8 @@ extension EngineTests {
         let cli = try PeerProcess(
             "swiftpjsua-call", executable: Repository.tool.path,
             arguments: [
-                "call", sipp.uri, "--codecs", "PCMU,opus", "--rtp-ports", "\(low)-\(low + 199)", "--hangup-after",
+                "call", "--bind", "127.0.0.1", sipp.uri, "--codecs", "PCMU,opus", "--rtp-ports", "\(low)-\(low + 199)",
+                "--hangup-after",
                 "0.5",
             ], folder: folder)
         defer { cli.stop() }
@@ -160,7 +161,7 @@ extension EngineTests {
 
         let bad = try PeerProcess(
             "swiftpjsua-bad", executable: Repository.tool.path,
-            arguments: ["call", sipp.uri, "--rtp-ports", "5000"], folder: folder)
+            arguments: ["call", "--bind", "127.0.0.1", sipp.uri, "--rtp-ports", "5000"], folder: folder)
         defer { bad.stop() }
         #expect(try await bad.waitForExit(timeout: .seconds(10)) == 64, "\(bad.output)")
     }
@@ -194,14 +195,16 @@ extension EngineTests {
         let listener = try PeerProcess(
             "swiftpjsua-listen", executable: Repository.tool.path,
             arguments: [
-                "listen", "--port", String(port), "--play", tone.path, "--record", folder.file("listener.wav").path,
+                "listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path,
+                "--record", folder.file("listener.wav").path,
             ], folder: folder)
         defer { listener.stop() }
         try await listener.waitUntilListening()
         let caller = try PeerProcess(
             "swiftpjsua-call", executable: Repository.tool.path,
             arguments: [
-                "call", "sip:cli@127.0.0.1:\(port)", "--port", "0", "--play", tone.path, "--record",
+                "call", "--bind", "127.0.0.1", "sip:cli@127.0.0.1:\(port)", "--port", "0", "--play", tone.path,
+                "--record",
                 folder.file("caller.wav").path, "--hangup-after", "2",
             ], folder: folder)
         defer { caller.stop() }

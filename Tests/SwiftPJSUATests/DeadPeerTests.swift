@@ -399,7 +399,10 @@ extension EngineTests {
         defer { peer.stop() }
         let tool = try PeerProcess(
             "swiftpjsua-call", executable: Repository.tool.path,
-            arguments: ["call", "sip:peer@127.0.0.1:\(port)", "--port", "0", "--media-timeout", "2"], folder: folder,
+            arguments: [
+                "call", "--bind", "127.0.0.1", "sip:peer@127.0.0.1:\(port)", "--port", "0", "--media-timeout", "2",
+            ],
+            folder: folder,
             lifetimeSeconds: 30)
         defer { tool.stop() }
         let status = try await tool.waitForExit(timeout: .seconds(15))
@@ -416,7 +419,8 @@ extension EngineTests {
         for arguments in [["--media-timeout", "0.5"], ["--media-timeout", "4000"], ["--transport-loss", "retry"]] {
             let tool = try PeerProcess(
                 "swiftpjsua-usage", executable: Repository.tool.path,
-                arguments: ["call", "sip:nobody@127.0.0.1:9", "--port", "0"] + arguments, folder: folder)
+                arguments: ["call", "--bind", "127.0.0.1", "sip:nobody@127.0.0.1:9", "--port", "0"] + arguments,
+                folder: folder)
             defer { tool.stop() }
             #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
         }

@@ -14,7 +14,7 @@ extension EngineTests {
         let port = FreePort.udp()
         let echo = try PeerProcess(
             "swiftpjsua-echo", executable: Repository.tool.path,
-            arguments: ["listen", "--port", String(port), "--echo"], folder: folder)
+            arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port), "--echo"], folder: folder)
         defer { echo.stop() }
         try await echo.waitUntilListening()
         try await EngineHarness.run { h in

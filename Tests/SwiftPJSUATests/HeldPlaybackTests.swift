@@ -14,7 +14,8 @@ extension EngineTests {
             let cli = try PeerProcess(
                 "swiftpjsua-call", executable: Repository.tool.path,
                 arguments: [
-                    "call", h.uri("cli"), "--play", tone.path, "--hold-after", "2", "--hangup-after", "6",
+                    "call", "--bind", "127.0.0.1", h.uri("cli"), "--play", tone.path, "--hold-after", "2",
+                    "--hangup-after", "6",
                 ], folder: folder)
             defer { cli.stop() }
             let event = try await h.log.first("incoming from the CLI") { $0.incomingCall != nil }

@@ -86,7 +86,7 @@ extension EngineTests {
         let port = FreePort.udp()
         let callee = try PeerProcess(
             "swiftpjsua-listen", executable: Repository.tool.path,
-            arguments: ["listen", "--port", String(port), "--play", tone.path], folder: folder)
+            arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path], folder: folder)
         defer { callee.stop() }
         try await callee.waitUntilListening()
         try await EngineHarness.run { h in

@@ -11,7 +11,7 @@ extension EngineTests {
         _ user: String, at kamailio: Kamailio, record: URL? = nil, folder: TemporaryFolder
     ) async throws -> PeerProcess {
         var arguments = [
-            "listen", "--port", "0", "--registrar", kamailio.uri, "--id", kamailio.aor(user),
+            "listen", "--bind", "127.0.0.1", "--port", "0", "--registrar", kamailio.uri, "--id", kamailio.aor(user),
             "--username", user, "--password-env", "TEST_SIP_PASSWORD",
         ]
         if let record { arguments += ["--record", record.path] }
@@ -68,7 +68,8 @@ extension EngineTests {
         let carol = try PeerProcess(
             "call-carol", executable: Repository.tool.path,
             arguments: [
-                "call", kamailio.aor("bob"), "--registrar", kamailio.uri, "--id", kamailio.aor("carol"),
+                "call", "--bind", "127.0.0.1", kamailio.aor("bob"), "--registrar", kamailio.uri,
+                "--id", kamailio.aor("carol"),
                 "--username", "carol", "--password-env", "TEST_SIP_PASSWORD", "--hangup-after", "1",
             ], folder: folder, environment: ["TEST_SIP_PASSWORD": Kamailio.passwords["carol"] ?? ""])
         #expect(try await carol.waitForExit(timeout: .seconds(20)) == 0, "\(carol.output)")
@@ -88,7 +89,8 @@ extension EngineTests {
             try PeerProcess(
                 "register-\(password)-\(transport)", executable: Repository.tool.path,
                 arguments: [
-                    "register", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"), "--username", "alice",
+                    "register", "--bind", "127.0.0.1", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
+                    "--username", "alice",
                     "--password-env", "ALICE_PASSWORD", "--transport", transport, "--expires", "90", "--once",
                 ], folder: folder, environment: ["ALICE_PASSWORD": password])
         }
@@ -116,7 +118,7 @@ extension EngineTests {
         let cases: [[String]] = [
             ["register", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1", "--username", "a",
              "--password-env", "SWIFTPJSUA_UNSET_VARIABLE"],
-            ["register", "--id", "sip:a@127.0.0.1"],
+            ["register", "--bind", "127.0.0.1", "--id", "sip:a@127.0.0.1"],
             ["register", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1", "--transport", "sctp"],
             ["call", "sip:b@127.0.0.1", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1",
              "--ca-file", "/nonexistent.pem"],

@@ -454,7 +454,8 @@ extension EngineTests {
         defer { folder.remove() }
         let port = FreePort.udp()
         let cli = try PeerProcess(
-            "swiftpjsua-listen", executable: Repository.tool.path, arguments: ["listen", "--port", String(port)],
+            "swiftpjsua-listen", executable: Repository.tool.path,
+            arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port)],
             folder: folder)
         defer { cli.stop() }
         try await cli.waitUntilListening()

@@ -38,7 +38,9 @@ struct TopologyTests {
 
     @Test(
         "The bed: a client reaches public servers through its NAT, which rewrites its source (one port for every destination, or one per destination when symmetric); teardown leaves nothing",
-        arguments: [NATBehavior.endpointIndependent, NATBehavior(mapping: .addressAndPortDependent, udpTimeout: .seconds(3))])
+        arguments: [
+            NATBehavior.endpointIndependent, NATBehavior(mapping: .addressAndPortDependent, udpTimeout: .seconds(3)),
+        ])
     func bedThroughNAT(nat: NATBehavior) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -78,7 +80,9 @@ struct TopologyTests {
             let running = try alice.run("sleeper", executable: "/usr/bin/sleep", arguments: ["60"], folder: folder)
             sleeper = running
             let deadline = ContinuousClock.now + .seconds(5)
-            while alice.processIDs.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            while alice.processIDs.isEmpty, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             #expect(!alice.processIDs.isEmpty)
             bodyEnded = .now
         }
@@ -102,7 +106,8 @@ struct TopologyTests {
         }) { bed in
             let cloud = bed.host("cloud"), box = bed.nat("cloud"), client = bed.host("client")
             let echo = try cloud.run(
-                "echo-cloud", executable: "/usr/bin/python3", arguments: ["-u", Self.probe, "serve", "0.0.0.0", "7000"],
+                "echo-cloud", executable: "/usr/bin/python3",
+                arguments: ["-u", Self.probe, "serve", "0.0.0.0", "7000"],
                 folder: folder)
             defer { echo.stop() }
             try await echo.waitForOutput(containing: "serving")
@@ -110,6 +115,31 @@ struct TopologyTests {
             #expect(result.status == 0, "\(result.output)")
             // The host behind sees the client's own address; the client's reply came back.
             #expect(result.output.contains("seen \(client.address):41000"), "\(result.output)")
+        }
+    }
+
+    @Test("The bed: sipp behind a NAT places a call to a swiftpjsua listener on the public segment")
+    func sippInsideANamespace() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await withTopology({ plan in
+            plan.server("callee")
+            plan.client("caller")
+        }) { bed in
+            let callee = bed.host("callee")
+            let listener = try callee.run(
+                "listen", executable: Repository.tool.path,
+                arguments: ["listen", "--bind", callee.address, "--port", "5060"], folder: folder)
+            defer { listener.stop() }
+            try await listener.waitUntilListening()
+            let sipp = try await Sipp.start(
+                scenario: "uac", remote: "\(callee.address):5060", folder: folder, timeout: .seconds(15),
+                in: bed.host("caller"))
+            defer { sipp.stop() }
+            #expect(sipp.address == bed.host("caller").address)
+            let result = try await sipp.finish(timeout: .seconds(20))
+            #expect(result.successfulCalls == 1, "\(result)")
+            try await listener.waitForOutput(containing: "incoming call")
         }
     }
 }

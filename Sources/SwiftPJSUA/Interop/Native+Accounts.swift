@@ -12,9 +12,12 @@ extension Native {
     }
 
     /// An account for calls straight to and from this transport's address, with no registrar
-    /// (like `pjsua_acc_add_local`, but with the engine's RTP port range).
+    /// (like `pjsua_acc_add_local`, but with the engine's RTP port range). With
+    /// `contactIsTransportAddress`, the Contact is that address too (`force_contact`): before
+    /// 2.13, pjsua put the interface's address in a UDP Contact, not the configured public one.
     static func addLocalAccount(
-        transport: Transport, isDefault: Bool, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
+        transport: Transport, isDefault: Bool, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?,
+        rtpPublicAddress: String? = nil, contactIsTransportAddress: Bool = false
     ) throws(PJSUAError) -> Account {
         let info = try transportInfo(transport)
         let host = info.host.contains(":") ? "[\(info.host)]" : info.host
@@ -25,9 +28,10 @@ extension Native {
         var config = pjsua_acc_config()
         pjsua_acc_config_default(&config)
         config.id = scope.pj(uri)
+        if contactIsTransportAddress { config.force_contact = scope.pj(uri) }
         config.transport_id = transport.id
         config.priority -= 1
-        try applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
+        try applyRTP(&config, ports: rtpPorts, address: rtpAddress, publicAddress: rtpPublicAddress, scope: scope)
         var slot = pjsua_acc_id(cpj_invalid_id())
         try ensureRoomForAccount()
         try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
@@ -46,7 +50,8 @@ extension Native {
     /// ``PJSUAError/Code/addressFamilyNotSupported`` for an IPv6 address in a pjproject built
     /// without IPv6: pjsua_acc_add and pjsua_acc_modify assert on it (2.15+), aborting the process.
     static func applyRTP(
-        _ config: inout pjsua_acc_config, ports: ClosedRange<UInt16>, address: String?, scope: StringScope
+        _ config: inout pjsua_acc_config, ports: ClosedRange<UInt16>, address: String?, publicAddress: String? = nil,
+        scope: StringScope
     ) throws(PJSUAError) {
         if let address, address.contains(":"), !hasIPv6 {
             throw ipv6Unavailable("pjsua_acc_add", "RTP address \(address) is IPv6")
@@ -60,6 +65,7 @@ extension Native {
             // An IPv6 RTP address needs IPv6 media sockets and SDP; an IPv4 one, IPv4.
             config.ipv6_media_use = cpj_ipv6_media_use(address.contains(":") ? 1 : 0)
         }
+        if let publicAddress { config.rtp_cfg.public_addr = scope.pj(publicAddress) }
     }
 
     /// Where the account's RTP port search starts. pjsua (2.13+, `randomize_port`) picks
@@ -84,10 +90,12 @@ extension Native {
     /// configuration (strings, credentials and headers) before returning.
     static func addAccount(
         _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?,
-        beforeRegistering: (Account) -> Void
+        rtpPublicAddress: String? = nil, beforeRegistering: (Account) -> Void
     ) throws(PJSUAError) -> Account {
         var slot = pjsua_acc_id(cpj_invalid_id())
-        try withAccountConfig(account, rtpPorts: rtpPorts, rtpAddress: rtpAddress) { config throws(PJSUAError) in
+        try withAccountConfig(
+            account, rtpPorts: rtpPorts, rtpAddress: rtpAddress, rtpPublicAddress: rtpPublicAddress
+        ) { config throws(PJSUAError) in
             // pjsua_acc_add only logs a failure to start registering; register here instead,
             // so that a registration that cannot even be sent fails the add.
             config.register_on_acc_add = 0
@@ -114,9 +122,12 @@ extension Native {
     /// Replaces an account's configuration. Wraps `pjsua_acc_modify`, which re-registers
     /// when the registration settings changed.
     static func modifyAccount(
-        _ slot: pjsua_acc_id, _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?
+        _ slot: pjsua_acc_id, _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?,
+        rtpPublicAddress: String? = nil
     ) throws(PJSUAError) {
-        try withAccountConfig(account, rtpPorts: rtpPorts, rtpAddress: rtpAddress) { config throws(PJSUAError) in
+        try withAccountConfig(
+            account, rtpPorts: rtpPorts, rtpAddress: rtpAddress, rtpPublicAddress: rtpPublicAddress
+        ) { config throws(PJSUAError) in
             // The handle's generation lives in the configuration's user data: keep it.
             config.user_data = pjsua_acc_get_user_data(slot)
             try PJ.check(pjsua_acc_modify(slot, &config), "pjsua_acc_modify")
@@ -128,7 +139,7 @@ extension Native {
     /// header pool live until `body` returns.
     private static func withAccountConfig(
         _ account: AccountConfiguration, rtpPorts: ClosedRange<UInt16>, rtpAddress: String?,
-        _ body: (inout pjsua_acc_config) throws(PJSUAError) -> Void
+        rtpPublicAddress: String?, _ body: (inout pjsua_acc_config) throws(PJSUAError) -> Void
     ) throws(PJSUAError) {
         let scope = StringScope()
         var config = pjsua_acc_config()
@@ -164,7 +175,8 @@ extension Native {
         if let push = account.push, push.scope == .allRequests {
             config.contact_uri_params = scope.pj(push.uriParameters)
         }
-        try applyRTP(&config, ports: rtpPorts, address: rtpAddress, scope: scope)
+        try applyRTP(&config, ports: rtpPorts, address: rtpAddress, publicAddress: rtpPublicAddress, scope: scope)
+        applyNATSignaling(account.natSignaling, to: &config, rtpPublicAddress: rtpPublicAddress, scope: scope)
         applyMediaNAT(account, to: &config, scope: scope)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?

@@ -120,6 +120,7 @@ enum Native {
                     tcfg.bound_addr = scope.pj(address)
                     tcfg.public_addr = scope.pj(address)
                 }
+                if let address = transport.publicAddress { tcfg.public_addr = scope.pj(address) }
                 if transport.type == .tls || transport.type == .tls6 {
                     applyTLS(transport.tls, to: &tcfg.tls_setting, scope: scope)
                 }
