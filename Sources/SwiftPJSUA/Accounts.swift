@@ -218,6 +218,13 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// first REGISTER itself). Compares by identity (see ``NativeAdjustment``). See
     /// <doc:EscapeHatch> for what it voids.
     public var nativeAdjustment: NativeAccountAdjustment?
+    /// ICE for this account's calls: the engine's ``MediaConfiguration/ice`` (the default),
+    /// or settings of its own. Wraps `pjsua_acc_config.ice_cfg_use` and `ice_cfg`.
+    public var ice: AccountOverride<ICEConfiguration> = .engine
+    /// The TURN server for this account's calls: the engine's ``MediaConfiguration/turn``
+    /// (the default), another one, or `.custom(nil)` for none. Wraps
+    /// `pjsua_acc_config.turn_cfg_use` and `turn_cfg`.
+    public var turn: AccountOverride<TURNConfiguration?> = .engine
 
     /// Creates an account configuration; only the identity is required.
     public init(

@@ -30,6 +30,9 @@ public struct Configuration: Sendable {
     /// cannot start (a sandbox without netlink), and
     /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a debounce outside 50 ms to 1 min.
     public var networkChangeHandling: NetworkChangeHandling = .manual
+    /// STUN servers, for server-reflexive addresses (ICE candidates, or the RTP address
+    /// without ICE); none by default. See ``STUNConfiguration``.
+    public var stun: STUNConfiguration = STUNConfiguration()
 
     /// The transports of ``init(transports:userAgent:logLevel:logHandler:maxCalls:media:timers:)``'s
     /// default: UDP and TCP on every interface, both on port 5060. With a TCP transport next
@@ -283,6 +286,12 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// one with a space or control character, more than 32 entries, or an entry of a list
     /// other than the default that matches no codec of the build.
     public var codecOrder: [String]
+    /// ICE for calls' audio (``ICEConfiguration``); off by default. Accounts follow it
+    /// unless ``AccountConfiguration/ice`` says otherwise.
+    public var ice: ICEConfiguration = ICEConfiguration()
+    /// The TURN server for ICE's relayed candidates (``TURNConfiguration``); `nil`, the
+    /// default, for none. Accounts follow it unless ``AccountConfiguration/turn`` says otherwise.
+    public var turn: TURNConfiguration?
 
     /// The codec order a user expects: Opus (wideband, loss-resilient), G.722 (wideband),
     /// then G.711 µ-law and A-law (narrowband, understood by every SIP device).

@@ -257,6 +257,7 @@ public actor PJSUA {
         }
         try CodecOrder.validate(configuration.media.codecOrder)
         try configuration.dns.validate()
+        try MediaNATValidation.validate(configuration)
         guard configuration.media.rtpPorts.count >= 2 else {
             throw .invalidConfiguration("rtpPorts must hold at least two ports")
         }

@@ -189,6 +189,7 @@ func configuration(options: Options, port: UInt16, defaultBind: String? = nil) t
     if let t1 = try options.int("t1", in: 1...60_000) { config.timers.t1 = .milliseconds(t1) }
     // Re-register, and re-INVITE confirmed calls, after each settled change of the network.
     if options.flags.contains("follow-network") { config.networkChangeHandling = .automatic(AutomaticNetworkChange()) }
+    try MediaNATOptions.apply(options, to: &config)
     return config
 }
 

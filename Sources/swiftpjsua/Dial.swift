@@ -70,6 +70,7 @@ enum Dial {
             case .callMediaState(let mediaChange)
             where mediaChange.media.contains(where: \.isFlowingAudio) && !attached.contains(eventCall):
                 attached.insert(eventCall)
+                if MediaNATOptions.isUsed(options) { MediaNATOptions.report(eventCall, engine: engine, printer: printer) }
                 // One recording file: the call this command placed.
                 if let record, eventCall == call { try await engine.record(call, to: record) }
             case .callState(let change) where change.state == .confirmed:

@@ -97,6 +97,7 @@ enum Listen {
                 guard !attached.contains(call) else { break }
                 attached.insert(call)
                 mediaCalls += 1
+                if MediaNATOptions.isUsed(options) { MediaNATOptions.report(call, engine: engine, printer: printer) }
                 do {
                     if let record {
                         let file = numbered(record, mediaCalls)

@@ -162,6 +162,15 @@ let usage = """
                                    and re-INVITE confirmed calls; "network-change" lines
                                    show each step; without it, `kill -USR1 <pid>` makes
                                    listen, call and register handle a network change once
+      --stun HOST[:PORT][,...]     STUN servers for the server-reflexive address (up to 8)
+      --ice                        ICE for calls' audio (host, server-reflexive and, with
+                                   --turn, relayed candidates; no trickle)
+      --turn URI                   TURN server for relayed candidates (needs --ice):
+                                   turn:[USER[:PASSWORD]@]HOST[:PORT][?transport=udp|tcp]
+                                   or turns:... for TLS
+      --turn-password-env VAR      take the TURN password from environment variable VAR
+    With --stun, --ice or --turn, call and listen print each call's media path: the pair
+    ICE nominated ("ice completed ... rtp relayed A -> relayed B"), or where RTP comes from.
 
     WAV files are 16-bit PCM; --play stops while the tool holds a call and starts again
     from the beginning on resume; a call to an address where nothing answers ends after

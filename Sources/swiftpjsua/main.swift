@@ -6,7 +6,7 @@ SignalShutdown.shared.install()
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let common: Set<String> = Set(["log-level", "bind", "codecs", "rtp-ports", "t1"])
-    .union(DNSOptions.names).union(NATOptions.names)
+    .union(DNSOptions.names).union(NATOptions.names).union(MediaNATOptions.valued)
 let withAccount = common.union(AccountOptions.names)
 
 func fail(_ error: UsageError) -> Never {
@@ -23,18 +23,19 @@ do {
     let status: Int32
     switch command {
     case "demo":
-        status = try await Demo.run(Options(rest, valued: common))
+        status = try await Demo.run(Options(rest, valued: common, flags: MediaNATOptions.flags))
     case "listen":
         status = try await Listen.run(Options(
             rest, valued: withAccount.union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
                 .union(CallFeatures.optionNames),
-            flags: ["quiet", "echo", "follow-network"]))
+            flags: MediaNATOptions.flags.union(["quiet", "echo", "follow-network"])))
     case "call":
         status = try await Dial.run(Options(
             rest, valued: withAccount.union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames),
-            flags: ["follow-network"]))
+            flags: MediaNATOptions.flags.union(["follow-network"])))
     case "register":
-        status = try await Register.run(Options(rest, valued: withAccount.union(["port"]), flags: ["once", "follow-network"]))
+        status = try await Register.run(Options(
+            rest, valued: withAccount.union(["port"]), flags: MediaNATOptions.flags.union(["once", "follow-network"])))
     case "version", "--version":
         let version = PJSUA.pjprojectVersion
         out("pjproject \(version.loaded) loaded")

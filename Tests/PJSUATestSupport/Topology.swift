@@ -286,7 +286,18 @@ public final class Topology: Sendable {
                     chain postrouting { type nat hook postrouting priority srcnat; oifname "wan" ip saddr \(hostAddresses[0]) snat to \(publicAddress); }
                     """
             }
-            nftRules.append((natNamespace, "table ip nat {\n\(translation)\n}\n"))
+            // A packet from outside that opens no mapping is dropped before conntrack confirms
+            // an entry for it, as a home router's firewall does. Left to reach the box, it
+            // would leave an entry (peer -> public address:port) that makes the client's
+            // own later flow to that peer take another public port, so hole punching
+            // between two endpoint-independent NATs (RTP at STUN-learned addresses) fails.
+            let firewall = site.nat.mapping == .oneToOne ? "" : """
+                table ip filter {
+                chain input { type filter hook input priority filter; iifname "wan" ct state new drop; }
+                }
+
+                """
+            nftRules.append((natNamespace, "table ip nat {\n\(translation)\n}\n" + firewall))
             var settings = ["net.ipv4.ip_forward=1"]
             if let timeout = site.nat.udpTimeout {
                 let seconds = max(1, Int(timeout.components.seconds))

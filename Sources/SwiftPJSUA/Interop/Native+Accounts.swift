@@ -178,6 +178,7 @@ extension Native {
         }
         try applyRTP(&config, ports: rtpPorts, address: rtpAddress, publicAddress: rtpPublicAddress, scope: scope)
         applyNATSignaling(account.natSignaling, to: &config, rtpPublicAddress: rtpPublicAddress, scope: scope)
+        applyMediaNAT(account, to: &config, scope: scope)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
         // Push parameters for REGISTER only travel in a private header to the module that

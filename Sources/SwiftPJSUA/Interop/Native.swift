@@ -90,6 +90,8 @@ enum Native {
             media.thread_cnt = ownMediaWorker ? 1 : 0
             media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
 
+            applyMediaNAT(configuration, config: &config, media: &media, scope: scope)
+
             let adjustments = configuration.nativeAdjustments
             adjust(&config, with: adjustments.ua, maxCalls: configuration.maxCalls, scope: scope)
             adjust(&logging, with: adjustments.logging, scope: scope)
