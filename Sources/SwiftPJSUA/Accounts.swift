@@ -202,6 +202,11 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// fails: re-INVITE over a new connection and end the call only when that fails (the
     /// default), or end it at once. Has no effect on calls over UDP.
     public var transportLossPolicy: TransportLossPolicy
+    /// Encrypted media (SRTP) for the account's calls, both the ones it places and the ones
+    /// it answers: ``SRTPConfiguration/disabled`` (plain RTP, the default), optional or
+    /// mandatory, with the keying and suites to use. ``PJSUA/addAccount(_:)`` throws
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a keying this pjproject lacks.
+    public var srtp: SRTPConfiguration = .disabled
     /// An edit of the account's `pjsua_acc_config`, run on the engine thread after the
     /// engine filled it from these properties and just before `pjsua_acc_add` (or
     /// `pjsua_acc_modify`); `nil` (the default) for none. Afterwards the engine puts back

@@ -283,6 +283,7 @@ extension PJSUA {
         }
         try Self.validateHeaders(configuration.registerHeaders)
         try Self.validateMediaInactivityTimeout(configuration.mediaInactivityTimeout)
+        try configuration.srtp.validate()
         // pjsua holds the expiry in 32-bit seconds and the engine's retry timer in 32-bit
         // milliseconds: larger values would not fit.
         guard configuration.registrationExpiry >= .seconds(1),
