@@ -1937,8 +1937,18 @@ static inline int cpj_call_srtp_info(pjsua_call_id call_id, unsigned med_idx, pj
     return 1;
 }
 
+/* Whether an m= line has attribute `name`, in the media section or (a=fingerprint may sit
+ * there, RFC 8122 §5; baresip puts it there) at session level. */
+static inline pj_bool_t cpj_sdp_media_or_session_has(const pjmedia_sdp_session *sdp, const pjmedia_sdp_media *m,
+                                                     const char *name, pj_bool_t session_level) {
+    pj_str_t attr = pj_str((char *)name);
+    if (pjmedia_sdp_media_find_attr(m, &attr, NULL)) return PJ_TRUE;
+    return session_level && pjmedia_sdp_attr_find(sdp->attr_count, sdp->attr, &attr, NULL) != NULL;
+}
+
 /* Which keying a negotiated stream used, from the active SDP: DTLS-SRTP when both the
- * local and the remote m= line carry a=fingerprint, SDES when both carry a=crypto; -1 when
+ * local and the remote m= line carry a=fingerprint (in the m= section or at session level),
+ * SDES when both carry a=crypto; -1 when
  * neither (or no session yet). pjmedia's SRTP transport does not report it. Call from a
  * call callback, where pjsua holds the call's dialog (the negotiator changes under it). */
 static inline int cpj_call_srtp_keying(pjsua_call_id call_id, unsigned med_idx) {
@@ -1956,7 +1966,8 @@ static inline int cpj_call_srtp_keying(pjsua_call_id call_id, unsigned med_idx) 
     if (med_idx >= local->media_count || med_idx >= remote->media_count) return -1;
     lm = local->media[med_idx];
     rm = remote->media[med_idx];
-    if (pjmedia_sdp_media_find_attr2(lm, "fingerprint", NULL) && pjmedia_sdp_media_find_attr2(rm, "fingerprint", NULL))
+    if (cpj_sdp_media_or_session_has(local, lm, "fingerprint", PJ_TRUE) &&
+        cpj_sdp_media_or_session_has(remote, rm, "fingerprint", PJ_TRUE))
         return PJMEDIA_SRTP_KEYING_DTLS_SRTP;
     if (pjmedia_sdp_media_find_attr2(lm, "crypto", NULL) && pjmedia_sdp_media_find_attr2(rm, "crypto", NULL))
         return PJMEDIA_SRTP_KEYING_SDES;

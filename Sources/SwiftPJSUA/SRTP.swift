@@ -132,16 +132,27 @@ public struct SRTPConfiguration: Sendable, Hashable {
 }
 
 /// The SRTP session of one negotiated media stream: what ``MediaStream/srtp`` reports.
+///
+/// With SDES the keys are in the SDP, so the session is up when the media event reports
+/// the stream. With DTLS-SRTP the ``PJSUAEvent/callMediaState(_:)`` event comes when the SDP
+/// is negotiated, before the handshake on the media path has ended: ``cryptoSuite`` is then
+/// `nil`, and a later ``PJSUA/callInfo(_:)`` has it (pjsua reports no media event when the
+/// handshake ends; a failed handshake is reported as a media event with the stream in
+/// ``MediaStatus/error``).
 public struct SRTPSession: Sendable, Hashable {
     /// The crypto suite the stream sends with, for example `AES_CM_128_HMAC_SHA1_80`
-    /// (`pjmedia_srtp_info.tx_policy.name`).
-    public var cryptoSuite: String
+    /// (`pjmedia_srtp_info.tx_policy.name`); `nil` while a DTLS-SRTP handshake is still
+    /// running.
+    public var cryptoSuite: String?
     /// How the keys were agreed, read from the negotiated SDP; `nil` when the engine could
     /// not tell (a snapshot taken before the call's first media event).
     public var keying: SRTPConfiguration.Keying?
 
+    /// Whether the session is keyed and protecting the stream (a ``cryptoSuite`` is known).
+    public var isActive: Bool { cryptoSuite != nil }
+
     /// Creates the value; the engine fills it from `pjsua_call_get_med_transport_info`.
-    public init(cryptoSuite: String, keying: SRTPConfiguration.Keying?) {
+    public init(cryptoSuite: String?, keying: SRTPConfiguration.Keying?) {
         self.cryptoSuite = cryptoSuite
         self.keying = keying
     }

@@ -179,9 +179,9 @@ extension AccountOptions {
     }
 }
 
-/// ` srtp SUITE/KEYING` for a stream with SRTP (for example ` srtp AES_CM_128_HMAC_SHA1_80/sdes`),
-/// empty for plain RTP.
+/// ` srtp SUITE/KEYING` for a stream with SRTP (for example ` srtp AES_CM_128_HMAC_SHA1_80/sdes`;
+/// ` srtp handshaking/dtls` while a DTLS-SRTP handshake runs), empty for plain RTP.
 func srtpText(_ stream: MediaStream) -> String {
     guard let srtp = stream.srtp else { return "" }
-    return " srtp \(srtp.cryptoSuite)/\(srtp.keying?.rawValue ?? "unknown")"
+    return " srtp \(srtp.cryptoSuite ?? "handshaking")/\(srtp.keying?.rawValue ?? "unknown")"
 }

@@ -62,22 +62,25 @@ extension Native {
     }
 
     /// The SRTP session of one of a call's streams; `nil` for plain RTP (no SRTP transport,
-    /// or one that has not started a session: optional SRTP that fell back). Safe on any
-    /// thread: `pjsua_call_get_med_transport_info` locks the call.
+    /// or one that neither started a session nor negotiated SRTP in the SDP: optional SRTP
+    /// that fell back). A stream whose SDP negotiated DTLS-SRTP and whose handshake has not
+    /// ended yet has a session with no suite. Safe on any thread:
+    /// `pjsua_call_get_med_transport_info` locks the call.
     static func srtpSession(_ slot: pjsua_call_id, call: Call, mediaIndex: Int) -> SRTPSession? {
         var active: pj_bool_t = 0
         var buffer = [CChar](repeating: 0, count: 64)
         let found = buffer.withUnsafeMutableBufferPointer { suite in
             cpj_call_srtp_info(slot, UInt32(mediaIndex), &active, suite.baseAddress, UInt32(suite.count))
         }
-        guard found != 0, active != 0 else { return nil }
-        let suite = buffer.withUnsafeBufferPointer { pointer -> String in
-            guard let base = pointer.baseAddress else { return "" }
-            return PJ.string(cBuffer: base, capacity: pointer.count)
-        }
+        guard found != 0 else { return nil }
         let keying = negotiatedKeying.withLock { table -> SRTPConfiguration.Keying? in
             guard let entry = table[slot], entry.generation == call.generation else { return nil }
             return entry.keying[mediaIndex]
+        }
+        guard active != 0 else { return keying.map { SRTPSession(cryptoSuite: nil, keying: $0) } }
+        let suite = buffer.withUnsafeBufferPointer { pointer -> String in
+            guard let base = pointer.baseAddress else { return "" }
+            return PJ.string(cBuffer: base, capacity: pointer.count)
         }
         return SRTPSession(cryptoSuite: suite, keying: keying)
     }
