@@ -1973,6 +1973,8 @@ static inline int cpj_call_srtp_keying(pjsua_call_id call_id, unsigned med_idx) 
         return PJMEDIA_SRTP_KEYING_SDES;
     return -1;
 }
+/* PJSIP_ESESSIONINSECURE: SRTP asked for with secure signalling on an insecure transport. */
+static inline pj_status_t cpj_status_esessioninsecure(void) { return PJSIP_ESESSIONINSECURE; }
 /* ==== End of SRTP. ==== */
 
 #endif

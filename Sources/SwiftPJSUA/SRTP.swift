@@ -53,8 +53,9 @@ public struct SRTPConfiguration: Sendable, Hashable {
     public enum SecureSignaling: Int, Sendable, Hashable, CaseIterable {
         /// SRTP over any transport (the engine's default; pjsua's own default is ``tls``).
         case notRequired = 0
-        /// SRTP only when the hop to the next SIP server is TLS; otherwise the call fails
-        /// (an incoming one with 488, an outgoing one before the INVITE is sent).
+        /// SRTP only when the hop to the next SIP server is TLS; otherwise the call fails: an
+        /// incoming INVITE is answered 406 Not Acceptable, and placing a call throws
+        /// ``PJSUAError`` with ``PJSUAError/Code/insecureSession`` before any INVITE is sent.
         case tls = 1
         /// SRTP only for `sips:` requests (TLS end to end).
         case sipsEndToEnd = 2

@@ -165,7 +165,8 @@ extension AccountOptions {
             case "tls": configuration.secureSignaling = .tls
             case "sips": configuration.secureSignaling = .sipsEndToEnd
             default:
-                guard let keying = SRTPConfiguration.Keying(rawValue: word), !configuration.keying.contains(keying) else {
+                guard let keying = SRTPConfiguration.Keying(rawValue: word), !configuration.keying.contains(keying)
+                else {
                     throw UsageError(message: "--srtp: \(word) is not sdes, dtls, tls or sips (each once)")
                 }
                 configuration.keying.append(keying)

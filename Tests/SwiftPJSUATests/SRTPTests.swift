@@ -19,7 +19,8 @@ private struct RTPCapture {
         let process = try PeerProcess(
             "tshark-\(ports.lowerBound)", executable: "/usr/bin/tshark",
             arguments: [
-                "-i", "lo", "-f", "udp portrange \(ports.lowerBound)-\(ports.upperBound)", "-F", "pcap", "-w", file.path,
+                "-i", "lo", "-f", "udp portrange \(ports.lowerBound)-\(ports.upperBound)", "-F", "pcap", "-w",
+                file.path,
             ],
             folder: folder, lifetimeSeconds: 120)
         do {
@@ -40,7 +41,8 @@ private struct RTPCapture {
         let bytes = [UInt8](try Data(contentsOf: file))
         func u32(_ at: Int, littleEndian: Bool) -> Int {
             let b = bytes[at..<at + 4].map(Int.init)
-            return littleEndian ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[3] | b[2] << 8 | b[1] << 16 | b[0] << 24
+            return littleEndian
+                ? b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24 : b[3] | b[2] << 8 | b[1] << 16 | b[0] << 24
         }
         guard bytes.count >= 24 else { return [] }
         let little = bytes[0] == 0xD4 && bytes[1] == 0xC3
@@ -111,7 +113,9 @@ extension EngineTests {
         let capture = try await RTPCapture.start(ports: rtpPorts, folder: folder)
         defer { capture.stop() }
         let srtpArguments = farSRTP.map { ["--srtp", $0] } ?? []
-        let common = ["--codecs", "PCMU", "--play", farTone.path, "--record", farRecording.path, "--rtp-ports", "30000-31999"]
+        let common = [
+            "--codecs", "PCMU", "--play", farTone.path, "--record", farRecording.path, "--rtp-ports", "30000-31999",
+        ]
         var far: PeerProcess?
         defer { far?.stop() }
         let farPort = FreePort.udp()
@@ -125,7 +129,8 @@ extension EngineTests {
                 call = try await h.engine.makeCall(to: "sip:far@127.0.0.1:\(farPort)", from: h.account)
             } else {
                 far = try await launchFarEnd(
-                    "swiftpjsua-far", ["call", h.uri(), "--port", String(farPort), "--hangup-after", "4"] + srtpArguments
+                    "swiftpjsua-far",
+                    ["call", h.uri(), "--port", String(farPort), "--hangup-after", "4"] + srtpArguments
                         + common, folder: folder)
                 let incoming = try await h.log.first("the far end's INVITE", timeout: .seconds(15)) {
                     $0.incomingCall != nil
@@ -172,7 +177,9 @@ extension EngineTests {
         #expect(medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
     }
 
-    @Test("SRTP: DTLS-SRTP between the engine (calling) and a swiftpjsua listener: tones both ways, ciphertext on the wire")
+    @Test(
+        "SRTP: DTLS-SRTP from the engine to a swiftpjsua listener: tones both ways, ciphertext on the wire"
+    )
     func srtpDTLSEngineToEngine() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -215,7 +222,8 @@ extension EngineTests {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let farPort = FreePort.udp()
-        let listener = try await launchFarEnd("swiftpjsua-plain", ["listen", "--port", String(farPort)], folder: folder)
+        let listener = try await launchFarEnd(
+            "swiftpjsua-plain", ["listen", "--port", String(farPort)], folder: folder)
         defer { listener.stop() }
         try await EngineHarness.run(srtp: .mandatory(keying: [.sdes])) { h in
             // Out: the plain peer refuses the RTP/SAVP offer.
@@ -312,7 +320,9 @@ private struct SRTPBaresip {
     }
 
     func decodedAudio() throws -> WAVAudio {
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasSuffix("-dec.wav") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter {
+            $0.hasSuffix("-dec.wav")
+        }
         let file = try #require(files.first, "no decode dump in \(folder.url.path)")
         return try WAVAudio(contentsOf: folder.file(file))
     }
@@ -333,7 +343,9 @@ extension EngineTests {
                 call = try await h.engine.makeCall(to: peer.uri, from: h.account)
             } else {
                 peer = try await SRTPBaresip.start(mediaenc: mediaenc, folder: folder, commands: ["/dial \(h.uri())"])
-                let incoming = try await h.log.first("baresip's INVITE", timeout: .seconds(15)) { $0.incomingCall != nil }
+                let incoming = try await h.log.first("baresip's INVITE", timeout: .seconds(15)) {
+                    $0.incomingCall != nil
+                }
                 call = try #require(incoming.incomingCall)
                 try await h.engine.answer(call)
             }
@@ -365,4 +377,35 @@ extension EngineTests {
 
     @Test("SRTP interop: baresip calls the engine with DTLS-SRTP, tones cross both ways")
     func srtpDTLSCalledByBaresip() async throws { try await baresipSRTPCall(keying: .dtlsSRTP, engineCalls: false) }
+}
+
+extension EngineTests {
+    @Test("SRTP: secure signalling required: a call over UDP throws insecureSession, an INVITE over UDP gets 406")
+    func srtpSecureSignalingRequiresTLS() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var srtp = SRTPConfiguration.mandatory(keying: [.sdes])
+        srtp.secureSignaling = .tls
+        try await EngineHarness.run(srtp: srtp) { h in
+            let farPort = FreePort.udp()
+            let listener = try await launchFarEnd(
+                "swiftpjsua-srtp", ["listen", "--port", String(farPort), "--srtp", "mandatory,sdes"], folder: folder)
+            defer { listener.stop() }
+            await #expect {
+                _ = try await h.engine.placeCall(to: "sip:far@127.0.0.1:\(farPort)", from: h.account)
+            } throws: { error in
+                (error as? PJSUAError)?.code == .insecureSession
+            }
+            #expect(!listener.output.contains("incoming call"), "\(listener.output)")
+            let caller = try PeerProcess(
+                "swiftpjsua-srtp-caller", executable: Repository.tool.path,
+                arguments: ["call", h.uri(), "--port", String(FreePort.udp()), "--srtp", "mandatory,sdes"],
+                folder: folder)
+            defer { caller.stop() }
+            let status = try await caller.waitForExit(timeout: .seconds(20))
+            #expect(status != 0)
+            #expect(caller.output.contains("DISCONNECTED 406"), "\(caller.output)")
+            #expect(!h.log.events.contains { $0.incomingCall != nil }, "\(h.log.events)")
+        }
+    }
 }

@@ -103,3 +103,10 @@ extension Native {
         withExtendedLifetime(scope) {}
     }
 }
+
+extension PJSUAError.Code {
+    /// `PJSIP_ESESSIONINSECURE`: the account's SRTP requires secure signalling
+    /// (``SRTPConfiguration/secureSignaling``) and the call's transport is not TLS (or the
+    /// URI not `sips:`); ``PJSUA/makeCall(to:from:headers:)`` throws it before any INVITE.
+    public static var insecureSession: Self { .init(rawValue: cpj_status_esessioninsecure()) }
+}
