@@ -16,6 +16,10 @@
 /// account.srtp = .mandatory(keying: [.sdes])
 /// account.srtp.secureSignaling = .tls
 /// let handle = try await engine.addAccount(account)
+/// let call = try await engine.call("sip:bob@example.com", from: handle)
+/// if let srtp = try await engine.callInfo(call).media.first?.srtp {
+///     print(srtp.cryptoSuite ?? "handshaking", srtp.keying as Any)
+/// }
 /// ```
 ///
 /// The negotiated suite and keying of each stream are in ``MediaStream/srtp``, in
