@@ -36,6 +36,11 @@
  * pjsua_acc_add asserts when an account asks for IPv6 in such a build. */
 #define PJ_HAS_IPV6                 1
 
+/* DTLS-SRTP keying (RFC 5763/5764) beside SDES: pjmedia's default is 0, which leaves
+ * pjmedia_srtp_keying DTLS-SRTP a stub that refuses every DTLS offer. Uses OpenSSL,
+ * which the build already links for TLS. */
+#define PJMEDIA_SRTP_HAS_DTLS       1
+
 /* No video in this build. */
 #define PJMEDIA_HAS_VIDEO           0
 

@@ -211,6 +211,11 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// calls: by default its registration is renewed over a new connection and its confirmed
     /// calls are re-INVITEd with a new Contact and SDP (`pjsua_acc_config.ip_change_cfg`).
     public var networkChange: NetworkChangePolicy = NetworkChangePolicy()
+    /// Encrypted media (SRTP) for the account's calls, both the ones it places and the ones
+    /// it answers: ``SRTPConfiguration/disabled`` (plain RTP, the default), optional or
+    /// mandatory, with the keying and suites to use. ``PJSUA/addAccount(_:)`` throws
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a keying this pjproject lacks.
+    public var srtp: SRTPConfiguration = .disabled
     /// An edit of the account's `pjsua_acc_config`, run on the engine thread after the
     /// engine filled it from these properties and just before `pjsua_acc_add` (or
     /// `pjsua_acc_modify`); `nil` (the default) for none. Afterwards the engine puts back

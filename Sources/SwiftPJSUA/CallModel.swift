@@ -76,13 +76,20 @@ public struct MediaStream: Sendable, Hashable {
     public var status: MediaStatus
     /// Which way audio flows.
     public var direction: MediaDirection
+    /// The stream's SRTP session (suite and keying); `nil` for plain RTP, including optional
+    /// SRTP that fell back to it. See ``SRTPConfiguration``.
+    public var srtp: SRTPSession?
 
-    /// Creates a snapshot; the engine makes these from `pjsua_call_media_info`.
-    public init(index: Int, type: MediaType, status: MediaStatus, direction: MediaDirection) {
+    /// Creates a snapshot; the engine makes these from `pjsua_call_media_info` (and
+    /// `pjsua_call_get_med_transport_info` for ``srtp``).
+    public init(
+        index: Int, type: MediaType, status: MediaStatus, direction: MediaDirection, srtp: SRTPSession? = nil
+    ) {
         self.index = index
         self.type = type
         self.status = status
         self.direction = direction
+        self.srtp = srtp
     }
 }
 

@@ -288,6 +288,7 @@ extension PJSUA {
         try Self.validateHeaders(configuration.registerHeaders)
         try Self.validateMediaInactivityTimeout(configuration.mediaInactivityTimeout)
         try MediaNATValidation.validate(configuration)
+        try configuration.srtp.validate()
         // pjsua holds the expiry in 32-bit seconds and the engine's retry timer in 32-bit
         // milliseconds: larger values would not fit.
         guard configuration.registrationExpiry >= .seconds(1),

@@ -4,11 +4,11 @@ import SwiftPJSUA
 /// The account options shared by `register`, `call` and `listen`:
 /// `--registrar URI --id URI --username U --password-env VAR [--realm R] [--proxy URI|none]
 /// [--transport udp|tcp|tls] [--ca-file PEM] [--expires S] [--retry S] [--media-timeout S|off]
-/// [--transport-loss end|reinvite]`.
+/// [--transport-loss end|reinvite] [--srtp MODE[,KEYING...][,tls|,sips]]`.
 struct AccountOptions {
     static let names: Set<String> = [
         "registrar", "id", "username", "password-env", "realm", "proxy", "transport", "ca-file", "expires", "retry",
-        "media-timeout", "transport-loss",
+        "media-timeout", "transport-loss", "srtp",
     ]
 
     /// How long a confirmed call may receive no RTP before the tool ends it, unless
@@ -29,6 +29,7 @@ struct AccountOptions {
     var mediaTimeout: Duration?
     var transportLoss: TransportLossPolicy
     var nat: NATOptions
+    var srtp: SRTPConfiguration
 
     /// Whether an account with a registrar was asked for (otherwise a local account is used).
     var registers: Bool { registrar != nil }
@@ -58,6 +59,7 @@ struct AccountOptions {
         case "reinvite": transportLoss = .reinvite
         case let other: throw UsageError(message: "--transport-loss must be end or reinvite, not \(other)")
         }
+        srtp = try Self.parseSRTP(options.string("srtp"))
         switch options.string("transport") ?? "udp" {
         case "udp": transport = .udp
         case "tcp": transport = .tcp
@@ -109,6 +111,7 @@ struct AccountOptions {
         configuration.mediaInactivityTimeout = mediaTimeout
         configuration.transportLossPolicy = transportLoss
         configuration.natSignaling = nat.signaling
+        configuration.srtp = srtp
         return configuration
     }
 }
@@ -130,7 +133,8 @@ func setUpAccount(
     guard let configuration = options.accountConfiguration(transport: transport) else {
         return (
             try await engine.addLocalAccount(
-                mediaInactivityTimeout: options.mediaTimeout, transportLossPolicy: options.transportLoss), true
+                mediaInactivityTimeout: options.mediaTimeout, transportLossPolicy: options.transportLoss,
+                srtp: options.srtp), true
         )
     }
     let account: Account
@@ -148,4 +152,42 @@ func setUpAccount(
         }
     }
     return (account, false)
+}
+
+extension AccountOptions {
+    /// `--srtp MODE[,KEYING...][,tls|,sips]`: `disabled`, `optional` or `mandatory`, then
+    /// the keying methods in order (`sdes`, `dtls`; default `sdes`), then optionally the
+    /// signalling SRTP requires (`tls`: a TLS hop, `sips`: SIPS end to end). No option: disabled.
+    static func parseSRTP(_ text: String?) throws(UsageError) -> SRTPConfiguration {
+        guard let text else { return .disabled }
+        let words = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard let first = words.first, let mode = SRTPConfiguration.Mode(rawValue: first) else {
+            throw UsageError(message: "--srtp must start with disabled, optional or mandatory, not \(text)")
+        }
+        var configuration = SRTPConfiguration(mode: mode, keying: [])
+        for word in words.dropFirst() {
+            switch word {
+            case "tls": configuration.secureSignaling = .tls
+            case "sips": configuration.secureSignaling = .sipsEndToEnd
+            default:
+                guard let keying = SRTPConfiguration.Keying(rawValue: word), !configuration.keying.contains(keying)
+                else {
+                    throw UsageError(message: "--srtp: \(word) is not sdes, dtls, tls or sips (each once)")
+                }
+                configuration.keying.append(keying)
+            }
+        }
+        if configuration.keying.isEmpty { configuration.keying = [.sdes] }
+        if let missing = configuration.keying.first(where: { !SRTPConfiguration.availableKeying.contains($0) }) {
+            throw UsageError(message: "--srtp: this pjproject was built without \(missing.rawValue) keying")
+        }
+        return configuration
+    }
+}
+
+/// ` srtp SUITE/KEYING` for a stream with SRTP (for example ` srtp AES_CM_128_HMAC_SHA1_80/sdes`;
+/// ` srtp handshaking/dtls` while a DTLS-SRTP handshake runs), empty for plain RTP.
+func srtpText(_ stream: MediaStream) -> String {
+    guard let srtp = stream.srtp else { return "" }
+    return " srtp \(srtp.cryptoSuite ?? "handshaking")/\(srtp.keying?.rawValue ?? "unknown")"
 }

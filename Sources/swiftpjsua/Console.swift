@@ -58,7 +58,9 @@ final class EventPrinter: Sendable {
         case .callMediaState(let mediaChange):
             let call = mediaChange.call
             let media = mediaChange.media
-            let streams = media.map { "\($0.type.rawValue) \($0.status.rawValue) \($0.direction.rawValue)" }
+            let streams = media.map {
+                "\($0.type.rawValue) \($0.status.rawValue) \($0.direction.rawValue)\(srtpText($0))"
+            }
             line("media \(name(call)) \(streams.joined(separator: ", "))")
         case .dtmf(let received):
             let call = received.call

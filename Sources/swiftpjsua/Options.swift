@@ -114,6 +114,12 @@ let usage = """
       --transport-loss end|reinvite  when the TCP/TLS connection under a confirmed call
                                    is lost: end the call, or re-INVITE over a new
                                    connection and end it only if that fails (default)
+      --srtp MODE[,KEYING...][,tls|,sips]
+                                   encrypted media: disabled (default), optional (SRTP
+                                   when the peer takes it) or mandatory (488 or a failed
+                                   call otherwise); keying sdes and/or dtls, in order
+                                   (default sdes); tls/sips: SRTP only over a TLS hop or
+                                   SIPS; media lines then end with srtp SUITE/KEYING
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);

@@ -13,14 +13,15 @@ public struct EngineHarness: Sendable {
 
     /// Starts an engine on a free UDP port of 127.0.0.1 (or the given transports; the local
     /// account is on the first) with the null sound device (or the given media settings; RTP
-    /// ports are `rtpPorts`, or else a random window), runs `body`, and shuts the engine down whatever
-    /// happens.
+    /// ports are `rtpPorts`, or else a random window; the account's media is encrypted as `srtp`
+    /// says), runs `body`, and shuts the engine down whatever happens.
     public static func run<R: Sendable>(
         maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
         transports: [TransportConfiguration] = [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
         media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
         nativeAdjustments: NativeAdjustments = NativeAdjustments(), timers: SIPTimers = SIPTimers(),
         rtpPorts: ClosedRange<UInt16>? = nil, dns: DNSConfiguration = DNSConfiguration(),
+        srtp: SRTPConfiguration = .disabled,
         _ body: (EngineHarness) async throws -> R
     ) async throws -> R {
         let engine = PJSUA()
@@ -34,7 +35,7 @@ public struct EngineHarness: Sendable {
         configuration.dns = dns
         try await engine.start(configuration)
         do {
-            let account = try await engine.addLocalAccount()
+            let account = try await srtp == .disabled ? engine.addLocalAccount() : engine.addLocalAccount(srtp: srtp)
             guard let transport = try await engine.transports().first else {
                 throw TimedOut(what: "a transport", seen: [])
             }

@@ -76,6 +76,7 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
 
 func onCallMediaState(_ slot: pjsua_call_id) {
     guard let bridge = EngineBridge.active(), let call = Handles.liveCall(slot) else { return }
+    Native.recordSRTPKeying(slot, call: call)
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     Native.applyMediaLinks(bridge: bridge, call: call, info: info)
     Native.updateRingback(bridge: bridge, call: call, info: info)

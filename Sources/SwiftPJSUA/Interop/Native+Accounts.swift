@@ -198,6 +198,7 @@ extension Native {
         defer { if let pool { pj_pool_release(pool) } }
         // The app's edit comes last; `body` then sets what the engine's bookkeeping needs
         // (the handle's user data, registering after the add).
+        applySRTP(account.srtp, to: &config, scope: scope)
         account.nativeAdjustment?.apply(to: &config, strings: NativeStrings(scope))
         try body(&config)
         withExtendedLifetime(scope) {}

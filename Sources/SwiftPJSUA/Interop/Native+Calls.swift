@@ -221,7 +221,10 @@ extension Native {
             // pjsua reports a stream the far end made `inactive` (RFC 3264 §8.4 hold) as
             // active with no direction; it is a remote hold like `sendonly`.
             if status == .active, direction == .inactive, m.pointee.type == PJMEDIA_TYPE_AUDIO { status = .remoteHold }
-            let stream = MediaStream(index: Int(m.pointee.index), type: type, status: status, direction: direction)
+            var stream = MediaStream(index: Int(m.pointee.index), type: type, status: status, direction: direction)
+            if type == .audio, status != .unused, status != .error {
+                stream.srtp = srtpSession(slot, call: call, mediaIndex: stream.index)
+            }
             media.append(stream)
             if type == .audio, stream.status == .active || stream.status == .remoteHold || stream.status == .localHold {
                 let conf = cpj_call_media_conf_slot(m)
