@@ -79,6 +79,12 @@ build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev lib
 peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox espeak-ng openssl procps iproute2 python3 util-linux baresip-core)
 # dnsmasq-base: the DNS server (A and SRV records) of the DNS tests, without its system service.
 peer_pkgs+=(dnsmasq-base)
+# nftables: the NAT boxes of the namespace test bed (masquerade, 1:1 NAT, inbound filter).
+peer_pkgs+=(nftables)
+# coturn: the STUN and TURN server of the ICE tests.
+peer_pkgs+=(coturn)
+# tshark: captures of RTP on the wire, to show SRTP carries no plaintext.
+peer_pkgs+=(tshark)
 
 missing_pkgs() {
     local p
