@@ -831,6 +831,26 @@ static inline int cpj_ip_change_step(pjsua_ip_change_op op) {
     }
 }
 
+/* pjsua_ip_change_param.shutdown_transport arrived in 2.14 or 2.15 (pjproject#3781):
+ * used from 2.15 on; before, only the account's own registration transport is shut down
+ * (ip_change_cfg.shutdown_tp). */
+static inline void cpj_ip_change_param_set_shutdown_transport(pjsua_ip_change_param *param, pj_bool_t value) {
+#if CPJ_VERSION_AT_LEAST(2, 15)
+    param->shutdown_transport = value;
+#else
+    (void)param; (void)value;
+#endif
+}
+
+/* ip_change_cfg.reinv_use_update arrived in 2.13 (pjproject#3146); before, re-INVITE. */
+static inline void cpj_ip_change_cfg_set_use_update(pjsua_ip_change_acc_cfg *config, pj_bool_t value) {
+#if CPJ_VERSION_AT_LEAST(2, 13)
+    config->reinv_use_update = value;
+#else
+    (void)config; (void)value;
+#endif
+}
+
 /* The re-INVITE flags pjsua's default uses (enum constants, spelled as unsigned). */
 static inline unsigned cpj_ip_change_reinvite_flags(void) {
     return PJSUA_CALL_REINIT_MEDIA | PJSUA_CALL_UPDATE_CONTACT | PJSUA_CALL_UPDATE_VIA;

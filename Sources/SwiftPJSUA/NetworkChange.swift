@@ -11,7 +11,9 @@ public struct NetworkChangeOptions: Sendable, Hashable {
     public var listenerRestartDelay: Duration
     /// Shut every TCP and TLS connection down (`shutdown_transport`), so that no request is
     /// sent on a connection whose local address is gone; the next request opens a new one.
-    /// UDP is not affected (``restartsListeners`` covers it). Default `true`.
+    /// UDP is not affected (``restartsListeners`` covers it). Default `true`. pjproject 2.15
+    /// and later (`shutdown_transport`); before, only each account's registration connection
+    /// is shut down (``NetworkChangePolicy/shutsDownRegistrationTransport``).
     public var shutsDownReliableTransports: Bool
     /// How long ``PJSUA/handleNetworkChange(_:)`` waits for pjsua to report the change
     /// completed (every account re-registered or given up) before it returns what happened
@@ -47,7 +49,8 @@ public struct NetworkChangePolicy: Sendable, Hashable {
         /// default.
         case reinvite
         /// Send an UPDATE (RFC 3311) with the same changes when the peer's Allow lists it,
-        /// and a re-INVITE otherwise.
+        /// and a re-INVITE otherwise. pjproject 2.13 and later (`reinv_use_update`); before,
+        /// a re-INVITE.
         case update
         /// Leave them alone: no re-INVITE. Their media keeps the old address.
         case keep

@@ -9,7 +9,7 @@ extension Native {
         pjsua_ip_change_param_default(&param)
         param.restart_listener = options.restartsListeners ? 1 : 0
         param.restart_lis_delay = UInt32(options.listenerRestartDelay.milliseconds)
-        param.shutdown_transport = options.shutsDownReliableTransports ? 1 : 0
+        cpj_ip_change_param_set_shutdown_transport(&param, options.shutsDownReliableTransports ? 1 : 0)
         try PJ.check(pjsua_handle_ip_change(&param), "pjsua_handle_ip_change")
     }
 
@@ -21,7 +21,7 @@ extension Native {
         case .reinvite, .update: config.ip_change_cfg.reinvite_flags = cpj_ip_change_reinvite_flags()
         case .keep, .end: config.ip_change_cfg.reinvite_flags = 0
         }
-        config.ip_change_cfg.reinv_use_update = policy.confirmedCalls == .update ? 1 : 0
+        cpj_ip_change_cfg_set_use_update(&config.ip_change_cfg, policy.confirmedCalls == .update ? 1 : 0)
     }
 }
 
