@@ -170,7 +170,8 @@ let usage = """
                                    listen, call and register handle a network change once
       --stun HOST[:PORT][,...]     STUN servers for the server-reflexive address (up to 8)
       --ice                        ICE for calls' audio (host, server-reflexive and, with
-                                   --turn, relayed candidates; no trickle)
+                                   --turn, relayed candidates; no trickle); not on a
+                                   loopback --bind: pjnath takes no 127.0.0.1 candidate
       --turn URI                   TURN server for relayed candidates (needs --ice):
                                    turn:[USER[:PASSWORD]@]HOST[:PORT][?transport=udp|tcp]
                                    or turns:... for TLS
