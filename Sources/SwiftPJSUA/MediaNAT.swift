@@ -269,8 +269,9 @@ enum MediaNATValidation {
         guard stun.servers.count <= Native.maxSTUNServers else {
             throw .invalidConfiguration("at most \(Native.maxSTUNServers) STUN servers, got \(stun.servers.count)")
         }
-        for server in stun.servers where server.isEmpty || server.contains(where: \.isWhitespace) {
-            throw .invalidConfiguration("STUN server \"\(server)\" must be host[:port] with no spaces")
+        for server in stun.servers where !HostPort.isValid(server) {
+            throw .invalidConfiguration(
+                "STUN server \"\(server)\" must be host[:port]: a host of 1 to 253 characters without spaces, a port 1-65535")
         }
         try validate(configuration.media.ice)
         if let turn = configuration.media.turn { try validate(turn) }
@@ -288,8 +289,9 @@ enum MediaNATValidation {
     }
 
     private static func validate(_ turn: TURNConfiguration) throws(PJSUAUsageError) {
-        guard !turn.server.isEmpty, !turn.server.contains(where: { $0.isWhitespace || $0.isNewline }) else {
-            throw .invalidConfiguration("TURN server \"\(turn.server)\" must be host[:port] with no spaces")
+        guard HostPort.isValid(turn.server) else {
+            throw .invalidConfiguration(
+                "TURN server \"\(turn.server)\" must be host[:port]: a host of 1 to 253 characters without spaces, a port 1-65535")
         }
         if let credential = turn.credential {
             let texts = [credential.realm, credential.username]
@@ -303,5 +305,35 @@ enum MediaNATValidation {
                 throw .invalidConfiguration("TURN TLS file is missing or unreadable: \(file)")
             }
         }
+    }
+}
+
+/// `host[:port]` text as pjsua's STUN and TURN settings and public addresses take it: a host
+/// (a name, an IPv4 address, or an IPv6 address, bracketed when a port follows) of 1 to 253
+/// characters with no space or control character (pjlib asserts on an empty host and on
+/// one of 254 characters or more), and a port 1-65535 when given.
+enum HostPort {
+    static func isValid(_ text: String, allowsPort: Bool = true) -> Bool {
+        guard !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else { return false }
+        var host = Substring(text)
+        var port: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { return false }
+                port = rest.dropFirst()
+            }
+        } else if host.filter({ $0 == ":" }).count == 1, let colon = host.firstIndex(of: ":") {
+            port = host[host.index(after: colon)...]
+            host = host[..<colon]
+        }
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        if let port {
+            guard allowsPort, let number = Int(port), (1...65535).contains(number) else { return false }
+        }
+        return true
     }
 }

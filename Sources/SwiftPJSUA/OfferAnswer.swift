@@ -13,6 +13,10 @@ public enum ReinvitePurpose: String, Sendable, Hashable, CaseIterable {
     case hold
     /// ``PJSUA/resume(_:)``: offer `a=sendrecv`.
     case resume
+    /// A network change (``PJSUA/handleNetworkChange(_:)``): the re-INVITE with a new
+    /// Contact, Via and media transports that moves a confirmed call to the new address.
+    /// Also retried when it could not even be sent because another INVITE was still open.
+    case networkChange
 }
 
 /// The payload of ``PJSUAEvent/reinviteFailed(_:)``: a hold or resume the far end refused.

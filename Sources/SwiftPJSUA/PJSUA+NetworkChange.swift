@@ -25,8 +25,9 @@ extension PJSUA {
     /// - Returns: every step pjsua reported, up to ``NetworkChangeProgress/Step/completed``,
     ///   or those reported when ``NetworkChangeOptions/deadline`` passed
     ///   (``NetworkChangeReport/isComplete`` is `false` then; pjsua goes on in the background).
-    /// - Throws: ``PJSUAUsageError/networkChangeInProgress`` while the previous change has
-    ///   neither completed nor passed its deadline; ``PJSUAUsageError/invalidArgument(_:)``
+    /// - Throws: ``PJSUAUsageError/networkChangeInProgress`` until pjsua has completed the
+    ///   previous change (even when that change's caller stopped waiting at its deadline; at
+    ///   most 5 minutes); ``PJSUAUsageError/invalidArgument(_:)``
     ///   for a delay outside 0 ms to 10 s or a deadline outside (0, 5 min];
     ///   ``PJSUAUsageError/notStarted`` or ``PJSUAUsageError/shutDown``; `PJSUAError` when
     ///   pjsua refuses to start; `CancellationError` when the task is cancelled while
@@ -46,9 +47,12 @@ extension PJSUA {
         }
         let bridge = runtime.bridge
         let now = ContinuousClock.now
+        // The claim lasts until pjsua reports the change completed, whatever this caller's
+        // deadline: pjsua would interleave a second change with the first. Five minutes
+        // bound it should pjsua never report completion.
         let claimed = bridge.networkChangeUntil.withLock { until -> Bool in
             if let until, until > now { return false }
-            until = now + options.deadline
+            until = now + Self.longestNetworkChangeDeadline
             return true
         }
         guard claimed else { throw PJSUAUsageError.networkChangeInProgress }
@@ -90,24 +94,37 @@ extension PJSUA {
         return NetworkChangeReport(steps: collected.withLock { $0 }, isComplete: complete)
     }
 
-    /// Handles each change of `changes` (the automatic mode's monitor) until shutdown. A
-    /// change that comes while the previous one is still handled is handled right after it.
+    /// Handles each change of `changes` (the automatic mode's monitor) until shutdown.
+    /// Changes that come while one is handled are gathered into one more change, handled
+    /// right after it: a monitor that reports a burst never queues a change per report.
     func followNetwork(_ changes: AsyncStream<NetworkPathChange>, options: NetworkChangeOptions) {
         networkFollower?.cancel()
         networkFollower = Task { [weak self] in
-            for await _ in changes {
-                while !Task.isCancelled {
-                    guard let engine = self else { return }
-                    do {
-                        _ = try await engine.handleNetworkChange(options)
-                        break
-                    } catch PJSUAUsageError.networkChangeInProgress {
-                        try? await Task.sleep(for: .milliseconds(100))
-                    } catch {
-                        // Stopped, or pjsua refused: the events said what there was to say.
-                        break
+            // At most one change waits while one is handled.
+            let (pending, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await _ in changes { signal.yield() }
+                    signal.finish()
+                }
+                group.addTask {
+                    for await _ in pending {
+                        while !Task.isCancelled {
+                            guard let engine = self else { return }
+                            do {
+                                _ = try await engine.handleNetworkChange(options)
+                                break
+                            } catch PJSUAUsageError.networkChangeInProgress {
+                                try? await Task.sleep(for: .milliseconds(100))
+                            } catch {
+                                // Stopped, or pjsua refused: the events said what there was to say.
+                                break
+                            }
+                        }
                     }
                 }
+                // Until shutdown cancels both; a monitor that stops still has its last change handled.
+                await group.waitForAll()
             }
         }
     }

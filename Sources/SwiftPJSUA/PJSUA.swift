@@ -229,6 +229,13 @@ public actor PJSUA {
         guard !configuration.transports.isEmpty else {
             throw .invalidConfiguration("at least one transport is needed")
         }
+        // pjlib asserts on an empty host and on one of 254 characters or more.
+        let addresses = configuration.transports.flatMap { [$0.publicAddress, $0.bindAddress] }
+            + [configuration.media.rtpPublicAddress, configuration.media.rtpAddress]
+        for case let address? in addresses where !address.isEmpty && !HostPort.isValid(address, allowsPort: false) {
+            throw .invalidConfiguration(
+                "address \"\(address)\" must be a host of at most 253 characters, without spaces, control characters or a port")
+        }
         guard !configuration.userAgent.containsLineBreakOrControl else {
             throw .invalidConfiguration("userAgent must not contain control characters")
         }

@@ -528,3 +528,53 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    /// A monitor that reports `count` changes as fast as it can, then stops.
+    struct BurstMonitor: NetworkMonitor {
+        let count: Int
+        func changes(debounce: Duration) throws(NetworkMonitorError) -> AsyncStream<NetworkPathChange> {
+            AsyncStream { continuation in
+                for _ in 0..<count { continuation.yield(NetworkPathChange(notifications: 1)) }
+                continuation.finish()
+            }
+        }
+    }
+
+    @Test("Network change: a monitor's burst of 500 reports gives at most two handled changes, not 500")
+    func networkMonitorBurstIsCoalesced() async throws {
+        let engine = PJSUA()
+        let log = EventLog(engine.events)
+        var configuration = Configuration(
+            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
+            media: MediaConfiguration(soundDevice: .null))
+        configuration.networkChangeHandling = .automatic(AutomaticNetworkChange(monitor: BurstMonitor(count: 500)))
+        try await engine.start(configuration)
+        _ = try await log.first("a change completed") {
+            if case .networkChange(let progress) = $0 { return progress.step == .completed }
+            return false
+        }
+        try await Task.sleep(for: .seconds(1))
+        let completed = log.events.filter {
+            if case .networkChange(let progress) = $0 { return progress.step == .completed }
+            return false
+        }
+        #expect((1...2).contains(completed.count), "\(completed.count) changes handled for one burst")
+        await engine.shutdown()
+    }
+
+    @Test("Network change: bad STUN servers and addresses throw at start instead of reaching pjlib's assertions")
+    func networkAddressValidation() async throws {
+        for servers in [[":3478"], [":"], ["[]:3478"], ["host:0"], ["host:65536"], ["a b"]] {
+            var configuration = Configuration(media: MediaConfiguration(soundDevice: .null))
+            configuration.stun = STUNConfiguration(servers: servers)
+            await #expect(throws: PJSUAUsageError.self, "\(servers)") { try await PJSUA().start(configuration) }
+        }
+        for address in [String(repeating: "a", count: 254), "1.2.3.4:5", "a\u{1}b", "x y"] {
+            let configuration = Configuration(
+                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0, publicAddress: address)],
+                media: MediaConfiguration(soundDevice: .null))
+            await #expect(throws: PJSUAUsageError.self, "\(address)") { try await PJSUA().start(configuration) }
+        }
+    }
+}

@@ -67,6 +67,13 @@ func onIPChangeProgress(
             progress.account = Handles.account(info.pointee.acc_reinvite_calls.acc_id)
             progress.call = Handles.liveCall(info.pointee.acc_reinvite_calls.call_id)
         }
+        // Its answer is followed up like a hold's (491 retried, a refusal reported); one that
+        // could not be sent is sent again. Not for UPDATE, whose answer is not followed.
+        let usesUpdate = progress.account.flatMap { bridge.accountRecords.configuration(of: $0) }?
+            .networkChange.confirmedCalls == .update
+        if let call = progress.call, !usesUpdate {
+            Native.networkRefreshSent(call, sent: error == nil, bridge: bridge)
+        }
     case CPJ_IP_CHANGE_COMPLETED:
         progress = NetworkChangeProgress(step: .completed)
     default:

@@ -23,6 +23,7 @@ extension Native {
             switch purpose {
             case .hold: try hold(slot)
             case .resume: try resume(slot)
+            case .networkChange: try refreshAfterNetworkChange(slot)
             }
         } catch {
             _ = pendingReoffers.withLock { $0.removeValue(forKey: call.generation) }
@@ -59,6 +60,31 @@ extension Native {
         }
     }
 
+    /// The re-INVITE pjsua sends after an IP change: new media transports, Contact and Via.
+    static func refreshAfterNetworkChange(_ slot: pjsua_call_id) throws(PJSUAError) {
+        var setting = pjsua_call_setting()
+        pjsua_call_setting_default(&setting)
+        cpj_call_setting_audio_only(&setting)
+        setting.flag = cpj_ip_change_reinvite_flags()
+        try PJ.check(pjsua_call_reinvite2(slot, &setting, nil), "pjsua_call_reinvite2")
+    }
+
+    /// Follows up the re-INVITE a network change sent for `call` (`sent`: pjsua could send
+    /// it): its final response is then handled as a re-offer (a 491 retried, a refusal
+    /// reported as ``PJSUAEvent/reinviteFailed(_:)``). One pjsua could not send (an INVITE
+    /// of the call still open, often the previous change's) is sent again once the call can
+    /// take it, up to ``PJSUA/reinviteGlareAttempts`` tries.
+    static func networkRefreshSent(_ call: Call, sent: Bool, bridge: EngineBridge) {
+        let pending = PendingReoffer(purpose: .networkChange, attempts: 1)
+        if sent {
+            pendingReoffers.withLock { $0[call.generation] = pending }
+            return
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) {
+            _ = bridge.executor.post { retryReoffer(call, pending, bridge: bridge) }
+        }
+    }
+
     /// Sends a 491-refused offer again, if the call is still confirmed; reports the glare as
     /// the outcome when the call cannot take it (pjsua refuses, an INVITE still open).
     private static func retryReoffer(_ call: Call, _ pending: PendingReoffer, bridge: EngineBridge) {
@@ -68,6 +94,15 @@ extension Native {
         do {
             try sendReoffer(call, slot: slot, purpose: pending.purpose, attempts: pending.attempts + 1)
         } catch {
+            // An INVITE still open (its answer pending): a network change's refresh waits
+            // for it, a few times, before giving up.
+            if pending.purpose == .networkChange, pending.attempts + 1 < PJSUA.reinviteGlareAttempts {
+                let next = PendingReoffer(purpose: pending.purpose, attempts: pending.attempts + 1)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) {
+                    _ = bridge.executor.post { retryReoffer(call, next, bridge: bridge) }
+                }
+                return
+            }
             bridge.hub.emit(.reinviteFailed(ReinviteFailure(
                 call: call, purpose: pending.purpose, statusCode: 491, attempts: pending.attempts)))
         }
