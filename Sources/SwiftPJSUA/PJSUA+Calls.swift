@@ -67,7 +67,11 @@ extension PJSUA {
            info.role != .callee || ![.incoming, .early].contains(info.state) {
             throw PJSUAUsageError.invalidCallState(call, info.state)
         }
-        try Native.answer(slot, statusCode: statusCode, headers: headers)
+        // A network change since the INVITE arrived: the answer names the current Contact.
+        let bridge = try runtime().bridge
+        let arrivedAt = bridge.incomingCallNetworkEpochs.withLock { $0[call.generation] }
+        let moved = arrivedAt.map { $0 != bridge.networkChangeCount.withLock { $0 } } ?? false
+        try Native.answer(slot, statusCode: statusCode, headers: headers, refreshingContact: moved)
     }
 
     /// Ends a call: CANCEL before an answer, a final response to an unanswered incoming

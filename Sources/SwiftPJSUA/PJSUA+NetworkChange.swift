@@ -56,6 +56,7 @@ extension PJSUA {
             return true
         }
         guard claimed else { throw PJSUAUsageError.networkChangeInProgress }
+        bridge.networkChangeCount.withLock { $0 += 1 }
         // Subscribed before pjsua starts: with no account it completes inside the call.
         let events = bridge.hub.subscribe()
         do {

@@ -210,7 +210,7 @@ extension EngineTests {
         var contactsAfter: [String]
         /// Everything alice printed.
         var alice: String
-        /// The tone in the last 3 s of bob's recording (well after the move).
+        /// The tone in the last 5 s of bob's recording (from 5 s after the move on).
         var toneAfterMove: ToneAnalysis
         /// Whether carol's call, placed through Kamailio after the move, reached alice.
         var laterCallArrived: Bool
@@ -274,7 +274,7 @@ extension EngineTests {
             func aliceRequests() -> [Kamailio.Request] { kamailio.receivedRequests.filter { $0.user == "alice" } }
             let bob = try bed.host("bob").run(
                 "bob", executable: Repository.tool.path,
-                arguments: ["call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "9"] + account("bob"),
+                arguments: ["call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "12"] + account("bob"),
                 folder: folder, environment: environment)
             defer { bob.stop() }
             try await alice.waitForOutput(containing: " CONFIRMED", timeout: .seconds(10))
@@ -296,11 +296,11 @@ extension EngineTests {
             try await Task.sleep(for: .seconds(3))
             let after = kamailio.contacts(of: "alice").map(\.contact)
 
-            // bob hangs up after 9 s; his recording then holds the call's last seconds.
+            // bob hangs up after 12 s; his recording then holds the call's last seconds.
             let bobStatus = try await bob.waitForExit(timeout: .seconds(20))
             #expect(bobStatus == 0 || !follows, "\(bob.output)")
             let recording = try WAVAudio(contentsOf: heard)
-            let tail = Array(recording.samples.suffix(recording.sampleRate * 3))
+            let tail = Array(recording.samples.suffix(recording.sampleRate * 5))
             let toneAfter = ToneAnalysis(WAVAudio(sampleRate: recording.sampleRate, samples: tail), frequency: movingFrequency)
 
             // A new call through the registrar after the move.

@@ -41,6 +41,11 @@ final class EngineBridge: Sendable {
     /// When pjsua was last asked to handle a network change and until when the engine waits
     /// for it to complete; `nil` when none is in progress.
     let networkChangeUntil = Protected<ContinuousClock.Instant?>(nil)
+    /// How many network changes were started, and the count when each incoming call
+    /// arrived (by call generation): a call that rang through a change answers with the
+    /// account's current Contact.
+    let networkChangeCount = Protected(0)
+    let incomingCallNetworkEpochs = Protected<[UInt64: Int]>([:])
     /// Set just before `pjsua_destroy`: what fails from then on was cut short by shutdown.
     let isDestroying = Protected(false)
 

@@ -25,6 +25,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         Handles.forget(call)
         _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
         _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
+        _ = bridge.incomingCallNetworkEpochs.withLock { $0.removeValue(forKey: call.generation) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
         let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
         if !owned.players.isEmpty || !owned.recorders.isEmpty || !owned.frames.isEmpty {
@@ -58,6 +59,8 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
         }
     }
     guard let info = Native.readCallInfo(slot, call: call) else { return }
+    let epoch = bridge.networkChangeCount.withLock { $0 }
+    bridge.incomingCallNetworkEpochs.withLock { $0[call.generation] = epoch }
     var from = info.remote
     if let rdata, let uri = cpj_rdata_from_uri(rdata) {
         // The From display-name as pjsip parsed it: unquoted, escapes intact.

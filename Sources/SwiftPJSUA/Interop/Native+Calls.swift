@@ -73,14 +73,18 @@ extension Native {
         return Call(slot: slot, generation: generation)
     }
 
-    static func answer(_ slot: pjsua_call_id, statusCode: Int, headers: [SIPHeader] = []) throws(PJSUAError) {
+    /// - Parameter refreshingContact: a network change happened since the INVITE arrived:
+    ///   a 2xx carries the account's current Contact, not the one the dialog was made with.
+    static func answer(
+        _ slot: pjsua_call_id, statusCode: Int, headers: [SIPHeader] = [], refreshingContact: Bool = false
+    ) throws(PJSUAError) {
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         cpj_call_setting_audio_only(&setting)
         let scope = StringScope()
         adjustCallSetting(&setting, scope: scope)
         // A network change since the INVITE: the 2xx carries the account's current Contact.
-        if (200..<300).contains(statusCode) { _ = cpj_call_refresh_early_contact(slot) }
+        if refreshingContact, (200..<300).contains(statusCode) { _ = cpj_call_refresh_early_contact(slot) }
         let status = withMessageData(headers) { pjsua_call_answer2(slot, &setting, UInt32(statusCode), nil, $0) }
         // Strings an adjustment pointed the setting at live until pjsua has copied it.
         withExtendedLifetime(scope) {}

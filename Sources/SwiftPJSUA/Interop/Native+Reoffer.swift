@@ -44,7 +44,10 @@ extension Native {
     static func reofferAnswered(_ call: Call, code: Int, bridge: EngineBridge) {
         guard let pending = pendingReoffers.withLock({ $0.removeValue(forKey: call.generation) }), code >= 300
         else { return }
-        guard code == 491, pending.attempts < PJSUA.reinviteGlareAttempts else {
+        // A network change's refresh is also retried when its transaction failed (408, 503):
+        // a second change can shut the connection it went out on down.
+        let retried = code == 491 || (pending.purpose == .networkChange && (code == 408 || code == 503))
+        guard retried, pending.attempts < PJSUA.reinviteGlareAttempts else {
             bridge.hub.emit(.reinviteFailed(ReinviteFailure(
                 call: call, purpose: pending.purpose, statusCode: code, attempts: pending.attempts)))
             return
