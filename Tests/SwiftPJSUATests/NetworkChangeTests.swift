@@ -222,6 +222,21 @@ extension EngineTests {
 
     static let movingFrequency = 1000.0
 
+    /// The move: a second subnet (10.0.9.0/24) on the NAT box's LAN, the host's address and
+    /// default route into it, its old address gone, as a phone switching networks sees it.
+    static func moveToAnotherSubnet(_ host: Topology.Host, behind box: Topology.NATBox) throws {
+        let commands: [(Topology.Host?, [String])] = [
+            (nil, ["ip", "addr", "add", "10.0.9.1/24", "dev", "lan"]),
+            (host, ["ip", "addr", "add", "10.0.9.2/24", "dev", "eth0"]),
+            (host, ["ip", "route", "replace", "default", "via", "10.0.9.1"]),
+            (host, ["ip", "addr", "del", "\(host.address)/24", "dev", "eth0"]),
+        ]
+        for (target, command) in commands {
+            let result = target?.exec(command) ?? box.exec(command)
+            try #require(result.status == 0, "\(command): \(result.output)")
+        }
+    }
+
     /// Runs the move over `transport` (`udp` or `tcp`), with `--follow-network` on alice when
     /// `follows`.
     static func networkMove(follows: Bool, transport: String = "udp") async throws -> NetworkMove {
@@ -281,18 +296,7 @@ extension EngineTests {
             try await Task.sleep(for: .seconds(2))
 
             let requestsBefore = aliceRequests()
-            // The move: a second subnet on the NAT box's LAN, alice's address and default
-            // route into it, her old address gone.
-            let commands: [(Topology.Host?, [String])] = [
-                (nil, ["ip", "addr", "add", "10.0.9.1/24", "dev", "lan"]),
-                (aliceHost, ["ip", "addr", "add", "10.0.9.2/24", "dev", "eth0"]),
-                (aliceHost, ["ip", "route", "replace", "default", "via", "10.0.9.1"]),
-                (aliceHost, ["ip", "addr", "del", "\(aliceHost.address)/24", "dev", "eth0"]),
-            ]
-            for (host, command) in commands {
-                let result = host?.exec(command) ?? box.exec(command)
-                try #require(result.status == 0, "\(command): \(result.output)")
-            }
+            try Self.moveToAnotherSubnet(aliceHost, behind: box)
             try await Task.sleep(for: .seconds(3))
             let after = kamailio.contacts(of: "alice").map(\.contact)
 
@@ -435,15 +439,7 @@ extension EngineTests {
             try await Task.sleep(for: .seconds(1))
             try #require(registrar.exec(["ip", "link", "set", "eth0", "down"]).status == 0)
             let box = bed.nat("alice")
-            for (target, command) in [
-                (Optional<Topology.Host>.none, ["ip", "addr", "add", "10.0.9.1/24", "dev", "lan"]),
-                (host, ["ip", "addr", "add", "10.0.9.2/24", "dev", "eth0"]),
-                (host, ["ip", "route", "replace", "default", "via", "10.0.9.1"]),
-                (host, ["ip", "addr", "del", "\(host.address)/24", "dev", "eth0"]),
-            ] {
-                let result = target?.exec(command) ?? box.exec(command)
-                try #require(result.status == 0, "\(command): \(result.output)")
-            }
+            try Self.moveToAnotherSubnet(host, behind: box)
             // The change's REGISTER goes unanswered: 408 after 64 × T1, then completed.
             try await alice.waitForOutput(containing: "network-change completed", timeout: .seconds(15))
             let output = alice.output
@@ -507,15 +503,7 @@ extension EngineTests {
                 folder: folder, environment: environment)
             defer { bob.stop() }
             try await alice.waitForOutput(containing: "ringing ", timeout: .seconds(10))
-            for (target, command) in [
-                (Optional<Topology.Host>.none, ["ip", "addr", "add", "10.0.9.1/24", "dev", "lan"]),
-                (host, ["ip", "addr", "add", "10.0.9.2/24", "dev", "eth0"]),
-                (host, ["ip", "route", "replace", "default", "via", "10.0.9.1"]),
-                (host, ["ip", "addr", "del", "\(host.address)/24", "dev", "eth0"]),
-            ] {
-                let result = target?.exec(command) ?? box.exec(command)
-                try #require(result.status == 0, "\(command): \(result.output)")
-            }
+            try Self.moveToAnotherSubnet(host, behind: box)
             try await alice.waitForOutput(containing: "network-change completed", timeout: .seconds(6))
             // Still ringing through the change: pjsua leaves incoming early calls alone.
             #expect(!alice.output.contains("network-change callEnded"), "\(alice.output)")
