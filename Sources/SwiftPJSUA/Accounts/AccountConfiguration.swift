@@ -1,148 +1,3 @@
-/// A SIP header as a name and a value, for example `X-Tenant: blue`.
-public struct SIPHeader: Sendable, Hashable {
-    /// The header name, without the colon.
-    public var name: String
-    /// The header value, as it appears after the colon.
-    public var value: String
-
-    /// Creates a header; neither part may contain CR or LF.
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
-/// Digest credentials for a realm (RFC 3261 §22, RFC 2617).
-public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// The secret: the password itself, or the precomputed HA1 `MD5(username:realm:password)`.
-    ///
-    /// Every rendering of it, `"\(secret)"`, `String(reflecting:)`, `dump` and `Mirror`,
-    /// shows only its kind: `password(<redacted>)` or `ha1(<redacted>)`.
-    public enum Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
-        CustomReflectable
-    {
-        /// The password itself.
-        case password(String)
-        /// The precomputed HA1, as 32 lowercase hex digits.
-        case ha1(String)
-
-        /// The kind only: `password(<redacted>)` or `ha1(<redacted>)`.
-        public var description: String {
-            switch self {
-            case .password: "password(<redacted>)"
-            case .ha1: "ha1(<redacted>)"
-            }
-        }
-
-        /// The same as ``description``.
-        public var debugDescription: String { description }
-
-        /// A mirror with no children, so `dump` and reflection show only ``description``.
-        public var customMirror: Mirror { Mirror(self, children: [:]) }
-    }
-
-    /// The realm these credentials answer, or `*` for any realm.
-    public var realm: String
-    /// The username in the digest.
-    public var username: String
-    /// The password or HA1. Never logged or printed.
-    public var secret: Secret
-
-    /// Creates credentials for `realm` (`*` answers any realm).
-    public init(realm: String = "*", username: String, secret: Secret) {
-        self.realm = realm
-        self.username = username
-        self.secret = secret
-    }
-
-    /// Credentials with a plain password for any realm.
-    public static func password(_ password: String, username: String, realm: String = "*") -> Credential {
-        Credential(realm: realm, username: username, secret: .password(password))
-    }
-
-    /// Leaves the secret out.
-    public var description: String { "Credential(realm: \(realm), username: \(username), secret: \(secret))" }
-
-    /// The same as ``description``.
-    public var debugDescription: String { description }
-}
-
-/// RFC 8599 push-notification parameters for the Contact URI, so that the registrar (or a
-/// proxy it works with) can wake the app with a push before forwarding a request to it.
-///
-/// The parameters are appended to the Contact URI as `;pn-provider=…;pn-param=…;pn-prid=…`.
-public struct PushConfiguration: Sendable, Hashable {
-    /// Where the parameters go.
-    public enum Scope: Sendable, Hashable {
-        /// Only the Contact of REGISTER requests (the usual case: the registrar stores it
-        /// with the binding).
-        case registerOnly
-        /// The Contact of every request and response the account sends (INVITE, SUBSCRIBE…).
-        case allRequests
-    }
-
-    /// `pn-provider`: the push service, for example `apns` or `fcm`.
-    public var provider: String
-    /// `pn-param`: provider-specific parameter; for APNs `<Team ID>.<bundle ID>.voip`.
-    public var parameter: String?
-    /// `pn-prid`: the push resource ID, the device token the provider addresses.
-    public var resourceID: String
-    /// Where the parameters are added.
-    public var scope: Scope
-
-    /// Creates push parameters from their RFC 8599 parts.
-    public init(provider: String, parameter: String? = nil, resourceID: String, scope: Scope = .registerOnly) {
-        self.provider = provider
-        self.parameter = parameter
-        self.resourceID = resourceID
-        self.scope = scope
-    }
-
-    /// Apple Push Notification service parameters (RFC 8599 §9): `pn-provider=apns`,
-    /// `pn-param=<teamID>.<bundleID>.<pushType>` (the APNs topic, prefixed with the team ID),
-    /// `pn-prid=<token>`.
-    /// - Parameters:
-    ///   - teamID: the developer team ID, for example `ABCDE12345`.
-    ///   - bundleID: the app's bundle ID, for example `com.example.phone`.
-    ///   - token: the device token as hexadecimal text (PushKit's for VoIP pushes).
-    ///   - pushType: the suffix of the APNs topic: `voip` (the default) for PushKit VoIP
-    ///     pushes; empty for a topic that is the bundle ID alone, with no suffix.
-    ///   - scope: which Contacts carry the parameters: REGISTER's alone
-    ///     (``Scope/registerOnly``, the default) or every request's.
-    public static func apns(
-        teamID: String, bundleID: String, token: String, pushType: String = "voip", scope: Scope = .registerOnly
-    ) -> PushConfiguration {
-        let topic = pushType.isEmpty ? bundleID : "\(bundleID).\(pushType)"
-        return PushConfiguration(provider: "apns", parameter: "\(teamID).\(topic)", resourceID: token, scope: scope)
-    }
-
-    /// The URI parameters, each percent-encoded where RFC 3261's `paramchar` requires it,
-    /// for example `;pn-provider=apns;pn-param=T.app.voip;pn-prid=00ff`.
-    public var uriParameters: String {
-        var text = ";pn-provider=\(Self.escape(provider))"
-        if let parameter { text += ";pn-param=\(Self.escape(parameter))" }
-        text += ";pn-prid=\(Self.escape(resourceID))"
-        return text
-    }
-
-    /// Percent-encodes everything but RFC 3261's unreserved characters and param-unreserved
-    /// characters that are safe in a URI parameter value.
-    private static func escape(_ value: String) -> String {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()[]/:&+$")
-        var out = ""
-        for byte in value.utf8 {
-            let scalar = Character(Unicode.Scalar(byte))
-            if byte < 0x80, allowed.contains(scalar) {
-                out.append(scalar)
-            } else {
-                let hex = String(byte, radix: 16, uppercase: true)
-                out += hex.count == 1 ? "%0\(hex)" : "%\(hex)"
-            }
-        }
-        return out
-    }
-}
-
 /// An account: a SIP identity, optionally registered with a registrar.
 public struct AccountConfiguration: Sendable, Hashable {
     /// The identity (the From of our requests), a SIP URI or name-addr, for example
@@ -267,58 +122,57 @@ public struct AccountConfiguration: Sendable, Hashable {
     }
 }
 
-/// A snapshot of an account (`pjsua_acc_info`).
-public struct AccountInfo: Sendable, Hashable {
-    /// The account.
-    public var account: Account
-    /// The identity URI.
-    public var identity: String
-    /// Whether the account is the default one.
-    public var isDefault: Bool
-    /// Whether the account registers with a registrar.
-    public var hasRegistration: Bool
-    /// Whether a registration is in force now.
-    public var isRegistered: Bool
-    /// The last REGISTER status code (100–699), 0 before any.
-    public var statusCode: Int
-    /// The reason phrase of ``statusCode``.
-    public var reason: String
-    /// Time left on the registration; zero when not registered.
-    public var expiresIn: Duration
-    /// The account's presence online status (`pjsua_acc_info.online_status`).
-    public var isOnline: Bool
-}
+/// Digest credentials for a realm (RFC 3261 §22, RFC 2617).
+public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The secret: the password itself, or the precomputed HA1 `MD5(username:realm:password)`.
+    ///
+    /// Every rendering of it, `"\(secret)"`, `String(reflecting:)`, `dump` and `Mirror`,
+    /// shows only its kind: `password(<redacted>)` or `ha1(<redacted>)`.
+    public enum Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
+        /// The password itself.
+        case password(String)
+        /// The precomputed HA1, as 32 lowercase hex digits.
+        case ha1(String)
 
-/// How a REGISTER transaction ended.
-public enum RegistrationOutcome: Sendable, Hashable {
-    /// The registrar accepted the binding for `expiration` (2xx to a refreshing REGISTER).
-    case registered(expiration: Duration)
-    /// The binding was removed (2xx to an unregistering REGISTER).
-    case unregistered
-    /// The REGISTER failed: a final status of 300–699, or a code pjsip reports when no
-    /// response came (408 on timeout, 502/503 on transport and TLS failures). The reason is
-    /// the registrar's phrase, pjsip's text when no response came, or one of the engine's
-    /// documented reasons (``staleNonceLimitReason``, ``unregistrationCutShortReason``).
-    case failed(statusCode: Int, reason: String)
+        /// The kind only: `password(<redacted>)` or `ha1(<redacted>)`.
+        public var description: String {
+            switch self {
+            case .password: "password(<redacted>)"
+            case .ha1: "ha1(<redacted>)"
+            }
+        }
 
-    /// Whether the account is registered after this outcome.
-    public var isRegistered: Bool {
-        if case .registered = self { return true }
-        return false
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+
+        /// A mirror with no children, so `dump` and reflection show only ``description``.
+        public var customMirror: Mirror { Mirror(self, children: [:]) }
     }
-}
 
-extension SIPAddress {
-    /// `uri` with `;transport=<value>` added to the URI when it has no `transport`
-    /// parameter and is a `sip:` URI (a `sips:` URI already means TLS). Works on a bare URI
-    /// and on a name-addr (`"Name" <sip:…>`).
-    static func addingTransport(_ value: String, to uri: String) -> String {
-        let start = uri.range(of: "<").map(\.upperBound) ?? uri.startIndex
-        let end = uri[start...].range(of: ">")?.lowerBound ?? uri.endIndex
-        let inner = uri[start..<end]
-        guard inner.lowercased().hasPrefix("sip:"), !inner.lowercased().contains(";transport=") else { return uri }
-        // URI parameters come before any `?headers` part.
-        let insertion = inner.firstIndex(of: "?") ?? end
-        return String(uri[..<insertion]) + ";transport=\(value)" + String(uri[insertion...])
+    /// The realm these credentials answer, or `*` for any realm.
+    public var realm: String
+    /// The username in the digest.
+    public var username: String
+    /// The password or HA1. Never logged or printed.
+    public var secret: Secret
+
+    /// Creates credentials for `realm` (`*` answers any realm).
+    public init(realm: String = "*", username: String, secret: Secret) {
+        self.realm = realm
+        self.username = username
+        self.secret = secret
     }
+
+    /// Credentials with a plain password for any realm.
+    public static func password(_ password: String, username: String, realm: String = "*") -> Credential {
+        Credential(realm: realm, username: username, secret: .password(password))
+    }
+
+    /// Leaves the secret out.
+    public var description: String { "Credential(realm: \(realm), username: \(username), secret: \(secret))" }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
 }

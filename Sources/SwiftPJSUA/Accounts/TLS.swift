@@ -1,5 +1,40 @@
 import Foundation
 
+/// TLS settings of a TLS transport. ``PJSUA/start(_:)`` throws
+/// ``PJSUAUsageError/invalidConfiguration(_:)`` when a file named here cannot be read.
+public struct TLSConfiguration: Sendable, Hashable {
+    /// PEM file of the certificate authorities trusted to sign peers' certificates; `nil`
+    /// uses ``systemTrust``: the platform's bundle found by probing
+    /// ``systemCAFileCandidates`` (Debian's, Fedora's, `/etc/ssl/cert.pem`…), the system
+    /// trust store on iOS, and no authorities when none exists (see ``SystemTrust``).
+    public var caFile: String?
+    /// PEM certificate presented to peers (needed to accept incoming TLS connections).
+    public var certificateFile: String?
+    /// PEM private key of ``certificateFile``.
+    public var privateKeyFile: String?
+    /// Verify the server's certificate chain and name when connecting; on by default. A
+    /// failed check fails the request with a TLS error instead of sending it.
+    public var verifiesServer: Bool
+    /// Ask connecting clients for a certificate and verify it.
+    public var verifiesClient: Bool
+
+    /// Creates TLS settings: the system's trusted authorities, server verification on.
+    public init(
+        caFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil,
+        verifiesServer: Bool = true, verifiesClient: Bool = false
+    ) {
+        self.caFile = caFile
+        self.certificateFile = certificateFile
+        self.privateKeyFile = privateKeyFile
+        self.verifiesServer = verifiesServer
+        self.verifiesClient = verifiesClient
+    }
+
+    /// Debian's CA bundle path, the default before the trust default probed the platform.
+    @available(*, deprecated, message: "the default now probes the platform: use systemTrust or systemCAFileCandidates")
+    public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
+}
+
 extension TLSConfiguration {
     /// Where the certificate authorities trusted by default come from, when
     /// ``TLSConfiguration/caFile`` is `nil`.

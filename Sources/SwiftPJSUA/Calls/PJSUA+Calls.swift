@@ -113,14 +113,11 @@ extension PJSUA {
         try runtime().bridge.hub.liveCalls.keys.sorted { $0.generation < $1.generation }
     }
 
-    /// RTP/RTCP counters of one of a call's media streams. Wraps `pjsua_call_get_stream_stat`.
-    /// - Parameters:
-    ///   - call: a call with media.
-    ///   - mediaIndex: the stream's index in the SDP (0 for the usual single audio).
-    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the stream has no
-    ///   statistics (no such index, or media not set up).
-    public func streamStatistics(_ call: Call, mediaIndex: Int = 0) throws -> StreamStatistics {
+    /// The slot of a confirmed call, or a typed error.
+    func confirmedSlot(_ call: Call) throws -> Int32 {
         let slot = try liveSlot(call)
-        return try Native.streamStatistics(slot, mediaIndex: mediaIndex)
+        guard let info = Native.readCallInfo(slot, call: call) else { throw PJSUAUsageError.unknownCall(call) }
+        guard info.state == .confirmed else { throw PJSUAUsageError.invalidCallState(call, info.state) }
+        return slot
     }
 }

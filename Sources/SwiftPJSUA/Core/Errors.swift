@@ -133,37 +133,6 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
     public var errorDescription: String? { description }
 }
 
-/// A registration awaited with ``PJSUA/register(_:deadline:)`` or
-/// ``PJSUA/addAccount(_:awaitingRegistration:)`` did not succeed.
-public struct RegistrationFailedError: LocalizedError, Sendable, Hashable, CustomStringConvertible {
-    /// The account; it stays added (and pjsua retries) until removed.
-    public var account: Account
-    /// The registrar's final SIP status (for example 401 or 403 for rejected credentials),
-    /// the code pjsip reports when no response came (408, 502, 503), 408 when
-    /// ``isDeadlineExceeded``, or 0 when the engine shut down while waiting.
-    public var statusCode: Int
-    /// The reason phrase, or what happened instead of a response.
-    public var reason: String
-    /// No final answer came before the wait's deadline.
-    public var isDeadlineExceeded: Bool
-
-    /// Creates the error; the engine fills it from the registration event or the deadline.
-    public init(account: Account, statusCode: Int, reason: String, isDeadlineExceeded: Bool) {
-        self.account = account
-        self.statusCode = statusCode
-        self.reason = reason
-        self.isDeadlineExceeded = isDeadlineExceeded
-    }
-
-    /// `registration of <account> failed: <statusCode> <reason>`.
-    public var description: String {
-        "registration of \(account) failed: \(statusCode)" + (reason.isEmpty ? "" : " \(reason)")
-    }
-
-    /// The same text as ``description``, for `localizedDescription`.
-    public var errorDescription: String? { description }
-}
-
 /// The pjproject libraries loaded at run time are not the version the engine was compiled
 /// against.
 ///

@@ -214,13 +214,6 @@ public actor PJSUA {
         }
     }
 
-    /// Sets ``MediaConfiguration/codecOrder`` (`pjsua_codec_set_priority` for each codec).
-    private static func applyCodecOrder(_ order: [String]) throws {
-        let changes = try CodecOrder.priorities(
-            order: order, codecs: Native.codecs(), skipsMissing: order == MediaConfiguration.defaultCodecOrder)
-        for change in changes { try Native.setCodecPriority(change.id, change.priority) }
-    }
-
     private static func validate(_ configuration: Configuration) throws(PJSUAUsageError) {
         let limit = Native.buildCallLimit
         guard (1...limit).contains(configuration.maxCalls) else {
@@ -378,6 +371,17 @@ public actor PJSUA {
                 group.cancelAll()
             }
         }.value
+    }
+
+    /// The longest wait the awaiting methods take: a year (`Task.sleep` traps on deadlines near
+    /// `Int64.max` seconds, the natural spelling of "forever").
+    static let longestWait = Duration.seconds(365 * 24 * 3600)
+
+    /// A wait's deadline must be positive and at most ``longestWait``.
+    static func validateWaitDeadline(_ deadline: Duration) throws(PJSUAUsageError) {
+        guard deadline > .zero, deadline <= longestWait else {
+            throw .invalidArgument("a deadline must be more than zero and at most a year, got \(deadline)")
+        }
     }
 
     // MARK: Lost calls

@@ -1,3 +1,20 @@
+/// One codec the media endpoint offers (`pjsua_codec_info`).
+public struct CodecInfo: Sendable, Hashable {
+    /// pjmedia's codec id, `name/clock-rate/channels`, for example `PCMU/8000/1` or `opus/48000/2`.
+    public var id: String
+    /// The priority, 0–255: higher is offered first; 0 means disabled (never offered).
+    public var priority: Int
+
+    /// Creates a codec entry.
+    public init(id: String, priority: Int) {
+        self.id = id
+        self.priority = priority
+    }
+
+    /// Whether the codec is offered in SDP.
+    public var isEnabled: Bool { priority > 0 }
+}
+
 /// ``MediaConfiguration/codecOrder`` turned into codec priorities; pure Swift, applied at start.
 enum CodecOrder {
     /// The highest priority the order gives (below 241–255, which stay free for

@@ -1,5 +1,5 @@
 extension PJSUA {
-    // MARK: Media
+    // MARK: Players and recorders
 
     /// Plays a WAV file into a call: the far end hears it. The link is kept across media
     /// changes and the player is destroyed when the call ends.
@@ -84,24 +84,5 @@ extension PJSUA {
         guard try Native.detach(bridge: try runtime().bridge, player: nil, recorder: recorder) else {
             throw PJSUAUsageError.unknownMediaPort
         }
-    }
-
-    /// Attaches the configured sound device to the conference bridge (for example when the
-    /// system's audio session becomes active). Wraps `pjsua_set_null_snd_dev` or
-    /// `pjsua_set_snd_dev`.
-    /// - Throws: ``PJSUAUsageError`` when not running; ``PJSUAError`` when the device cannot
-    ///   be opened.
-    public func activateAudioDevice() throws {
-        let runtime = try runtime()
-        try Native.attachSoundDevice(runtime.configuration.media.soundDevice)
-        Native.reinstallSoundDeviceTap(bridge: runtime.bridge)
-    }
-
-    /// Detaches the sound device; no audio flows through the bridge until it is activated
-    /// again. Does nothing when the engine is not running: no device is attached then.
-    /// Wraps `pjsua_set_no_snd_dev`.
-    public func deactivateAudioDevice() {
-        guard isRunning else { return }
-        Native.detachSoundDevice()
     }
 }

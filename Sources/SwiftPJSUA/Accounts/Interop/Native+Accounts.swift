@@ -1,15 +1,7 @@
 import CPJSIP
 
 extension Native {
-    // MARK: Transports and accounts
-
-    static func transportInfo(_ transport: Transport) throws(PJSUAError) -> TransportInfo {
-        var info = pjsua_transport_info()
-        try PJ.check(pjsua_transport_get_info(transport.id, &info), "pjsua_transport_get_info")
-        return TransportInfo(
-            transport: transport, type: TransportType(native: info.type),
-            host: PJ.string(info.local_name.host), port: UInt16(truncatingIfNeeded: info.local_name.port))
-    }
+    // MARK: Accounts
 
     /// An account for calls straight to and from this transport's address, with no registrar
     /// (like `pjsua_acc_add_local`, but with the engine's RTP port range). With

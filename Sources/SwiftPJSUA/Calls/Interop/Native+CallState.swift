@@ -25,3 +25,17 @@ extension Native {
             reason: PJ.string(raw.pointee.last_status_text))
     }
 }
+
+extension CallState {
+    init(native: pjsip_inv_state) {
+        switch native {
+        case PJSIP_INV_STATE_CALLING: self = .calling
+        case PJSIP_INV_STATE_INCOMING: self = .incoming
+        case PJSIP_INV_STATE_EARLY: self = .early
+        case PJSIP_INV_STATE_CONNECTING: self = .connecting
+        case PJSIP_INV_STATE_CONFIRMED: self = .confirmed
+        case PJSIP_INV_STATE_DISCONNECTED: self = .disconnected
+        default: self = .null
+        }
+    }
+}

@@ -1,5 +1,19 @@
 import CPJSIP
 
+/// A call snapshot plus what only the interop layer needs (conference slots).
+struct NativeCallInfo {
+    var info: CallInfo
+    var audioConferenceSlots: [pjsua_conf_port_id]
+    var remoteVideoCount: Int
+
+    var state: CallState { info.state }
+    var sipCallID: String { info.sipCallID }
+    var lastStatusCode: Int { info.lastStatusCode }
+    var lastReason: String { info.lastReason }
+    var remote: SIPAddress { info.remote }
+    var media: [MediaStream] { info.media }
+}
+
 extension Native {
     // MARK: Calls
 
@@ -96,72 +110,13 @@ extension Native {
         try PJ.check(status, "pjsua_call_hangup")
     }
 
-    // MARK: Hold, DTMF, transfer
-
-    /// Re-INVITE offering `sendonly`, or `inactive` when the far end already holds us.
-    static func hold(_ slot: pjsua_call_id) throws(PJSUAError) {
-        try PJ.check(pjsua_call_set_hold2(slot, 0, nil), "pjsua_call_set_hold2")
+    static func hangupAll() {
+        pjsua_call_hangup_all()
     }
 
-    /// Re-INVITE offering `sendrecv` again.
-    static func resume(_ slot: pjsua_call_id) throws(PJSUAError) {
-        try PJ.check(pjsua_call_reinvite(slot, UInt32(PJSUA_CALL_UNHOLD.rawValue), nil), "pjsua_call_reinvite")
-    }
-
-    static func sendDTMF(_ slot: pjsua_call_id, digits: String, method: DTMFMethod, milliseconds: Int) throws(PJSUAError) {
-        var param = pjsua_call_send_dtmf_param()
-        pjsua_call_send_dtmf_param_default(&param)
-        param.method = method == .sipInfo ? PJSUA_DTMF_METHOD_SIP_INFO : PJSUA_DTMF_METHOD_RFC2833
-        param.duration = UInt32(milliseconds)
-        let status = PJ.withPJString(digits) { text in
-            param.digits = text
-            return pjsua_call_send_dtmf(slot, &param)
-        }
-        try PJ.check(status, "pjsua_call_send_dtmf")
-    }
-
-    /// RFC 4733 digits still queued on the call's audio stream, or -1 when this pjproject
-    /// cannot tell (before 2.17).
-    static func queuedDTMFDigits(_ slot: pjsua_call_id) -> Int {
-        Int(cpj_call_queued_dtmf_digits(slot))
-    }
-
-    static func transfer(_ slot: pjsua_call_id, to uri: String, headers: [SIPHeader]) throws(PJSUAError) {
-        let status = PJ.withPJString(uri) { target in
-            var target = target
-            return withMessageData(headers) { pjsua_call_xfer(slot, &target, $0) }
-        }
-        try PJ.check(status, "pjsua_call_xfer")
-    }
-
-    /// REFER on `slot` whose Refer-To is `other`'s remote Contact with a `Replaces` for
-    /// `other`'s dialog (see ``ReplacesTarget``), sent with `pjsua_call_xfer`.
-    static func transfer(_ slot: pjsua_call_id, replacing other: pjsua_call_id, headers: [SIPHeader]) throws(PJSUAError) {
-        let target = try dialogIdentity(other)
-        try transfer(slot, to: target.referTo, headers: headers)
-    }
-
-    /// The remote Contact, Call-ID and tags of the call's dialog, read under its lock.
-    static func dialogIdentity(_ slot: pjsua_call_id) throws(PJSUAError) -> ReplacesTarget {
-        // Room for a Contact URI and three dialog strings well beyond what a UDP message holds.
-        var buffer = [CChar](repeating: 0, count: 16_384)
-        var lengths: [Int32] = [0, 0, 0, 0]
-        let status = buffer.withUnsafeMutableBufferPointer { bytes in
-            lengths.withUnsafeMutableBufferPointer {
-                cpj_call_dialog_identity(slot, bytes.baseAddress, pj_size_t(bytes.count), $0.baseAddress)
-            }
-        }
-        try PJ.check(status, "pjsua_call_xfer")
-        var parts: [String] = []
-        var start = 0
-        buffer.withUnsafeBufferPointer { bytes in
-            for length in lengths.map(Int.init) {
-                let slice = UnsafeBufferPointer(rebasing: bytes[start..<start + length])
-                parts.append(String(decoding: UnsafeRawBufferPointer(slice), as: UTF8.self))
-                start += length
-            }
-        }
-        return ReplacesTarget(contact: parts[0], callID: parts[1], localTag: parts[2], remoteTag: parts[3])
+    /// Slots of calls pjsua still holds.
+    static func activeCallCount() -> Int {
+        Int(pjsua_call_get_count())
     }
 
     /// The headers of a received message, in order, as pjsip prints them.
@@ -262,23 +217,4 @@ extension Native {
             audioCodec: codec)
         return NativeCallInfo(info: snapshot, audioConferenceSlots: slots, remoteVideoCount: Int(info.rem_vid_cnt))
     }
-
-    static func streamStatistics(_ slot: pjsua_call_id, mediaIndex: Int) throws(PJSUAError) -> StreamStatistics {
-        let raw = UnsafeMutablePointer<pjsua_stream_stat>.allocate(capacity: 1)
-        defer { raw.deallocate() }
-        // A negative or huge index names no stream: the same answer as an absent one.
-        guard let index = UInt32(exactly: mediaIndex) else {
-            throw PJ.error(cpj_status_enotfound(), "pjsua_call_get_stream_stat")
-        }
-        try PJ.check(cpj_call_get_stream_stat(slot, index, raw), "pjsua_call_get_stream_stat")
-        let rtcp = raw.pointee.rtcp
-        return StreamStatistics(
-            packetsSent: UInt64(rtcp.tx.pkt), bytesSent: UInt64(rtcp.tx.bytes),
-            packetsReceived: UInt64(rtcp.rx.pkt), bytesReceived: UInt64(rtcp.rx.bytes),
-            packetsLost: UInt64(rtcp.rx.loss),
-            jitter: .microseconds(Int64(rtcp.rx.jitter.last)),
-            roundTripTime: .microseconds(Int64(rtcp.rtt.last)),
-            jitterBufferDelay: .milliseconds(Int64(raw.pointee.jbuf.avg_delay)))
-    }
-
 }

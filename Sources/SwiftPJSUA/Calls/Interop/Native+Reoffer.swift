@@ -111,3 +111,17 @@ extension Native {
         }
     }
 }
+
+extension Native {
+    // MARK: Hold and resume
+
+    /// Re-INVITE offering `sendonly`, or `inactive` when the far end already holds us.
+    static func hold(_ slot: pjsua_call_id) throws(PJSUAError) {
+        try PJ.check(pjsua_call_set_hold2(slot, 0, nil), "pjsua_call_set_hold2")
+    }
+
+    /// Re-INVITE offering `sendrecv` again.
+    static func resume(_ slot: pjsua_call_id) throws(PJSUAError) {
+        try PJ.check(pjsua_call_reinvite(slot, UInt32(PJSUA_CALL_UNHOLD.rawValue), nil), "pjsua_call_reinvite")
+    }
+}

@@ -1,20 +1,6 @@
 import CPJSIP
 import Foundation
 
-/// A call snapshot plus what only the interop layer needs (conference slots).
-struct NativeCallInfo {
-    var info: CallInfo
-    var audioConferenceSlots: [pjsua_conf_port_id]
-    var remoteVideoCount: Int
-
-    var state: CallState { info.state }
-    var sipCallID: String { info.sipCallID }
-    var lastStatusCode: Int { info.lastStatusCode }
-    var lastReason: String { info.lastReason }
-    var remote: SIPAddress { info.remote }
-    var media: [MediaStream] { info.media }
-}
-
 /// Every pjsua call the engine makes. All functions run on the engine thread (the
 /// ``PJSUA`` actor's executor), except `readCallInfo` and `applyMediaLinks`, which the
 /// C callbacks also use on pjsua's own threads.
@@ -185,16 +171,6 @@ enum Native {
         pjsip_tsx_set_timers(t1, t2, t4, td)
     }
 
-    static func applyTLS(_ tls: TLSConfiguration, to setting: inout pjsip_tls_setting, scope: StringScope) {
-        let caFile = tls.caFile ?? TLSConfiguration.systemTrust.caFile
-        if let caFile { setting.ca_list_file = scope.pj(caFile) }
-        if let certificate = tls.certificateFile { setting.cert_file = scope.pj(certificate) }
-        if let key = tls.privateKeyFile { setting.privkey_file = scope.pj(key) }
-        setting.verify_server = tls.verifiesServer ? 1 : 0
-        setting.verify_client = tls.verifiesClient ? 1 : 0
-        setting.require_client_cert = tls.verifiesClient ? 1 : 0
-    }
-
     /// Destroys pjsua: hangs up what is left, closes transports and the sound device.
     /// The engine has already ended calls and unregistered accounts with its own deadline,
     /// so pjsua is told not to wait for more responses (`PJSUA_DESTROY_NO_RX_MSG`), which
@@ -207,131 +183,8 @@ enum Native {
         Handles.forgetAll()
     }
 
-    /// Accounts with a live registration.
-    static func registeredAccounts(records: AccountRecords) -> [Account] {
-        accounts().filter { (try? accountInfo($0, lastOutcome: records.lastOutcome(of: $0)).isRegistered) == true }
-    }
-
-    /// Sends REGISTER with expires 0 for the account. Wraps `pjsua_acc_set_registration`.
-    static func unregister(_ slot: pjsua_acc_id) throws(PJSUAError) {
-        try PJ.check(pjsua_acc_set_registration(slot, 0), "pjsua_acc_set_registration")
-    }
-
-    static func hangupAll() {
-        pjsua_call_hangup_all()
-    }
-
-    /// Slots of calls pjsua still holds.
-    static func activeCallCount() -> Int {
-        Int(pjsua_call_get_count())
-    }
-
-    // MARK: Sound device
-
-    static func attachSoundDevice(_ device: SoundDevice) throws(PJSUAError) {
-        switch device {
-        case .null:
-            try PJ.check(pjsua_set_null_snd_dev(), "pjsua_set_null_snd_dev")
-        case .systemDefault:
-            // A user who never chose a device gets this one: say which option fits a machine
-            // without audio hardware instead of only pjmedia's text.
-            try PJ.check(
-                pjsua_set_snd_dev(PJMEDIA_AUD_DEFAULT_CAPTURE_DEV, PJMEDIA_AUD_DEFAULT_PLAYBACK_DEV),
-                "pjsua_set_snd_dev", subject: SoundDevice.systemDefaultFailureHint)
-        }
-    }
-
-    static func detachSoundDevice() {
-        _ = pjsua_set_no_snd_dev()
-    }
-
-}
-
-extension SoundDevice {
-    /// Appended to the error when the system's default device cannot be opened.
-    static let systemDefaultFailureHint =
-        "the system's default sound device (MediaConfiguration.soundDevice = .systemDefault, the default) "
-        + "could not be opened; on a server or a machine without audio hardware set "
-        + "MediaConfiguration.soundDevice = .null"
-}
-
-extension PJSUAError.Code {
-    /// `PJMEDIA_EAUD_NODEFDEV`: the system has no default sound device (a machine without
-    /// audio hardware); ``PJSUA/start(_:)`` throws it with ``SoundDevice/systemDefault``.
-    public static var noDefaultSoundDevice: Self { .init(rawValue: cpj_status_aud_nodefdev()) }
-}
-
-// MARK: - Enum mappings
-
-extension TransportType {
-    var native: pjsip_transport_type_e {
-        switch self {
-        case .udp: PJSIP_TRANSPORT_UDP
-        case .tcp: PJSIP_TRANSPORT_TCP
-        case .udp6: PJSIP_TRANSPORT_UDP6
-        case .tcp6: PJSIP_TRANSPORT_TCP6
-        case .tls: PJSIP_TRANSPORT_TLS
-        case .tls6: PJSIP_TRANSPORT_TLS6
-        }
-    }
-
-    init(native: pjsip_transport_type_e) {
-        switch native {
-        case PJSIP_TRANSPORT_TCP: self = .tcp
-        case PJSIP_TRANSPORT_UDP6: self = .udp6
-        case PJSIP_TRANSPORT_TCP6: self = .tcp6
-        case PJSIP_TRANSPORT_TLS: self = .tls
-        case PJSIP_TRANSPORT_TLS6: self = .tls6
-        default: self = .udp
-        }
-    }
-}
-
-extension CallState {
-    init(native: pjsip_inv_state) {
-        switch native {
-        case PJSIP_INV_STATE_CALLING: self = .calling
-        case PJSIP_INV_STATE_INCOMING: self = .incoming
-        case PJSIP_INV_STATE_EARLY: self = .early
-        case PJSIP_INV_STATE_CONNECTING: self = .connecting
-        case PJSIP_INV_STATE_CONFIRMED: self = .confirmed
-        case PJSIP_INV_STATE_DISCONNECTED: self = .disconnected
-        default: self = .null
-        }
-    }
-}
-
-extension MediaStatus {
-    init(native: pjsua_call_media_status) {
-        switch native {
-        case PJSUA_CALL_MEDIA_ACTIVE: self = .active
-        case PJSUA_CALL_MEDIA_LOCAL_HOLD: self = .localHold
-        case PJSUA_CALL_MEDIA_REMOTE_HOLD: self = .remoteHold
-        case PJSUA_CALL_MEDIA_ERROR: self = .error
-        default: self = .unused
-        }
-    }
-}
-
-extension MediaDirection {
-    init(native: pjmedia_dir) {
-        switch native {
-        case PJMEDIA_DIR_ENCODING: self = .send
-        case PJMEDIA_DIR_DECODING: self = .receive
-        case PJMEDIA_DIR_ENCODING_DECODING: self = .sendReceive
-        default: self = .inactive
-        }
-    }
-}
-
-extension MediaType {
-    init(native: pjmedia_type) {
-        switch native {
-        case PJMEDIA_TYPE_AUDIO: self = .audio
-        case PJMEDIA_TYPE_VIDEO: self = .video
-        default: self = .other
-        }
-    }
+    /// The pjproject build's call limit (`PJSUA_MAX_CALLS`).
+    static var buildCallLimit: Int { Int(cpj_max_calls()) }
 }
 
 extension Duration {

@@ -1,72 +1,7 @@
 import CPJSIP
 
 extension Native {
-    // MARK: Media links
-
-    /// Connects each active or remote-hold audio stream of `call` to the sound device port
-    /// both ways (as pjsua's own app does) and re-applies the players and recorders kept in
-    /// the media plan. Idempotent: pjsua ignores a link that already exists.
-    static func applyMediaLinks(bridge: EngineBridge, call: Call, info: NativeCallInfo) {
-        let generation = call.generation
-        let own = info.audioConferenceSlots
-        let (sources, sinks, muted, outgoing, incoming) = bridge.media.withLock { plan in
-            plan.conferenceSlots[generation] = own
-            let outgoing = plan.callLinks.filter { $0.from == generation }.flatMap { plan.conferenceSlots[$0.to] ?? [] }
-            let incoming = plan.callLinks.filter { $0.to == generation }.flatMap { plan.conferenceSlots[$0.from] ?? [] }
-            return (
-                plan.sources[generation] ?? [], plan.sinks[generation] ?? [], plan.muted.contains(generation),
-                outgoing, incoming
-            )
-        }
-        for slot in own {
-            if bridge.linksSoundDevice {
-                pjsua_conf_connect(slot, 0)
-                pjsua_conf_connect(0, slot)
-            }
-            for source in sources { pjsua_conf_connect(source, slot) }
-            for sink in sinks { pjsua_conf_connect(slot, sink) }
-            for other in outgoing { pjsua_conf_connect(slot, other) }
-            for other in incoming { pjsua_conf_connect(other, slot) }
-            // The level of what the bridge transmits to this port: 0 sends silence.
-            pjsua_conf_adjust_tx_level(slot, muted ? 0 : 1)
-        }
-    }
-
-    /// Mutes or unmutes what `call` transmits and keeps the choice across media changes.
-    static func setMuted(bridge: EngineBridge, call: Call, _ muted: Bool) {
-        bridge.media.withLock { plan in
-            if muted { plan.muted.insert(call.generation) } else { plan.muted.remove(call.generation) }
-        }
-        connectNow(bridge: bridge, call: call)
-    }
-
-    /// Links every pair of `calls` both ways (a local conference) and keeps the links.
-    static func join(bridge: EngineBridge, calls: [Call]) {
-        bridge.media.withLock { plan in
-            for a in calls {
-                for b in calls where a != b {
-                    plan.callLinks.insert(.init(from: a.generation, to: b.generation))
-                }
-            }
-        }
-        for call in calls { connectNow(bridge: bridge, call: call) }
-    }
-
-    /// Removes `call` from every conference link and disconnects its slots from the others'.
-    static func leave(bridge: EngineBridge, call: Call) {
-        let (own, others) = bridge.media.withLock { plan -> ([pjsua_conf_port_id], [pjsua_conf_port_id]) in
-            let involved = plan.callLinks.filter { $0.from == call.generation || $0.to == call.generation }
-            plan.callLinks.subtract(involved)
-            let peers = Set(involved.map { $0.from == call.generation ? $0.to : $0.from })
-            return (plan.conferenceSlots[call.generation] ?? [], peers.flatMap { plan.conferenceSlots[$0] ?? [] })
-        }
-        for slot in own {
-            for other in others {
-                pjsua_conf_disconnect(slot, other)
-                pjsua_conf_disconnect(other, slot)
-            }
-        }
-    }
+    // MARK: Players and recorders
 
     static func createPlayer(file: String, loop: Bool) throws(PJSUAError) -> (pjsua_player_id, pjsua_conf_port_id) {
         var id = pjsua_player_id(cpj_invalid_id())
@@ -104,29 +39,6 @@ extension Native {
         for id in players where cpj_player_destroy_and_wait(id, timeout) == cpj_status_etimedout() { closed = false }
         for id in recorders where cpj_recorder_destroy_and_wait(id, timeout) == cpj_status_etimedout() { closed = false }
         return closed
-    }
-    static func liveSlot(_ call: Call) -> Int32? { Handles.liveSlot(call) }
-    static func liveSlot(_ account: Account) -> Int32? { Handles.liveSlot(account) }
-
-    /// The pjproject build's call limit (`PJSUA_MAX_CALLS`).
-    static var buildCallLimit: Int { Int(cpj_max_calls()) }
-
-    /// Links one newly attached port to `call`'s audio slots, as a source of what the call
-    /// sends or a sink of what it receives, without re-applying the call's other links:
-    /// attaching N ports costs N connects, not N² (each a queued operation on 2.15+'s
-    /// bridge). The media plan already holds the port, so later media changes re-link it.
-    static func connect(bridge: EngineBridge, call: Call, source: pjsua_conf_port_id?, sink: pjsua_conf_port_id?) {
-        guard let slot = Handles.liveSlot(call), let info = readCallInfo(slot, call: call) else { return }
-        for own in info.audioConferenceSlots {
-            if let source { pjsua_conf_connect(source, own) }
-            if let sink { pjsua_conf_connect(own, sink) }
-        }
-    }
-
-    /// Conference slots of `call`'s audio streams, read on the engine thread.
-    static func connectNow(bridge: EngineBridge, call: Call) {
-        guard let slot = Handles.liveSlot(call), let info = readCallInfo(slot, call: call) else { return }
-        applyMediaLinks(bridge: bridge, call: call, info: info)
     }
 
     /// Attaches a new player to `call`'s transmitted audio and keeps the link across
@@ -202,6 +114,7 @@ extension Native {
         removeBridgePorts(bridge: bridge, owned.frames)
     }
 }
+
 /// A non-looping player reached the end of its file (on pjmedia's event thread): reported
 /// if the player is still attached to a live call.
 private func onPlayerEndOfFile(generation: UInt64) {

@@ -373,3 +373,11 @@ func onCallTransactionState(
         Native.end(call, slot: slot, reason: PJSUA.transportLostReason, bridge: bridge)
     }
 }
+
+extension DeadPeerWatch.Settings {
+    init(_ configuration: AccountConfiguration) {
+        self.init(
+            mediaInactivityTimeout: configuration.mediaInactivityTimeout,
+            transportLossPolicy: configuration.transportLossPolicy)
+    }
+}
