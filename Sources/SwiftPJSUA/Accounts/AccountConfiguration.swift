@@ -122,6 +122,59 @@ public struct AccountConfiguration: Sendable, Hashable {
     }
 }
 
+extension AccountConfiguration: Validatable {
+    /// The pass ``PJSUA/addAccount(_:)`` and ``PJSUA/modifyAccount(_:_:)`` make before pjsua
+    /// sees the account. The URI checks parse with pjsua's pool factory: only while the
+    /// engine runs.
+    func validate() throws(PJSUAUsageError) {
+        guard Native.isValidSIPURI(SIPAddress(parsing: identity).uri) else { throw .invalidURI(identity) }
+        for uri in [registrar].compactMap({ $0 }) + outboundProxies {
+            guard Native.isValidSIPURI(SIPAddress(parsing: uri).uri) else { throw .invalidURI(uri) }
+        }
+        var texts = [contactParameters] + registerHeaders.flatMap { [$0.name, $0.value] }
+        if let push { texts += [push.provider, push.parameter ?? "", push.resourceID] }
+        guard !texts.contains(where: \.containsLineBreakOrControl) else {
+            throw .invalidConfiguration("header, Contact and push parameter text must not contain control characters")
+        }
+        guard contactParameters.isEmpty || contactParameters.hasPrefix(";") else {
+            throw .invalidConfiguration("contactParameters must start with ';', e.g. ';ob'")
+        }
+        guard credentials.count <= Native.maxCredentials else {
+            throw .invalidConfiguration("at most \(Native.maxCredentials) credentials")
+        }
+        guard outboundProxies.count <= Native.maxProxies else {
+            throw .invalidConfiguration("at most \(Native.maxProxies) outbound proxies")
+        }
+        try PJSUA.validateHeaders(registerHeaders)
+        try PJSUA.validateMediaInactivityTimeout(mediaInactivityTimeout)
+        if case .custom(let ice) = self.ice { try ice.validate() }
+        if case .custom(let turn?) = self.turn { try turn.validate() }
+        try srtp.validate()
+        // pjsua holds the expiry in 32-bit seconds and the engine's retry timer in 32-bit
+        // milliseconds: larger values would not fit.
+        guard registrationExpiry >= .seconds(1), registrationExpiry <= .seconds(Int64(UInt32.max)) else {
+            throw .invalidConfiguration("registrationExpiry must be 1 s...\(UInt32.max) s")
+        }
+        guard flowKeepAliveInterval == .zero
+            || (flowKeepAliveInterval >= .seconds(1) && flowKeepAliveInterval <= .seconds(86_400))
+        else {
+            throw .invalidConfiguration("flowKeepAliveInterval must be zero (off) or 1 s...1 day")
+        }
+        try natSignaling.validate()
+        // pjsua takes the interval in whole seconds: a nonzero one under a second would be
+        // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.
+        guard retryInterval == .zero || retryInterval >= .seconds(1) else {
+            throw .invalidConfiguration("retryInterval must be zero or at least 1 s")
+        }
+        let longestRetry = Duration.milliseconds(Int64(UInt32.max))
+        guard retryInterval >= .zero, retryJitter >= .zero, retryInterval <= longestRetry,
+            retryJitter <= longestRetry
+        else {
+            throw .invalidConfiguration("retryInterval and retryJitter must be 0...\(longestRetry)")
+        }
+    }
+}
+
 /// Digest credentials for a realm (RFC 3261 §22, RFC 2617).
 public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The secret: the password itself, or the precomputed HA1 `MD5(username:realm:password)`.

@@ -54,7 +54,8 @@ extension PJSUA {
     ///   ``PJSUAError`` when pjsua refuses (for example ``PJSUAError/Code/tooMany`` accounts).
     public func addAccount(_ configuration: AccountConfiguration) throws -> Account {
         let runtime = try runtime()
-        let effective = try validated(configuration, runtime: runtime)
+        try configuration.validate()
+        let effective = try withTransportParameters(configuration, runtime: runtime)
         let records = runtime.bridge.accountRecords
         var added: Account?
         do {
@@ -84,7 +85,8 @@ extension PJSUA {
     public func modifyAccount(_ account: Account, _ configuration: AccountConfiguration) throws {
         let runtime = try runtime()
         let slot = try liveSlot(account)
-        let effective = try validated(configuration, runtime: runtime)
+        try configuration.validate()
+        let effective = try withTransportParameters(configuration, runtime: runtime)
         try Native.modifyAccount(
             slot, effective, rtpPorts: runtime.configuration.media.rtpPorts,
             rtpAddress: rtpAddress(of: configuration, runtime: runtime),
@@ -112,60 +114,17 @@ extension PJSUA {
         return configuration
     }
 
-    /// Checks `configuration` and returns what pjsua gets: with a TCP or TLS transport, the
+    /// What pjsua gets of a validated `configuration`: with a TCP or TLS transport, the
     /// registrar and proxy URIs carry the matching `transport` parameter.
-    private func validated(_ configuration: AccountConfiguration, runtime: Runtime) throws -> AccountConfiguration {
-        let identity = SIPAddress(parsing: configuration.identity).uri
-        guard Native.isValidSIPURI(identity) else { throw PJSUAUsageError.invalidURI(configuration.identity) }
-        for uri in [configuration.registrar].compactMap({ $0 }) + configuration.outboundProxies {
-            guard Native.isValidSIPURI(SIPAddress(parsing: uri).uri) else { throw PJSUAUsageError.invalidURI(uri) }
-        }
-        var texts = [configuration.contactParameters] + configuration.registerHeaders.flatMap { [$0.name, $0.value] }
-        if let push = configuration.push { texts += [push.provider, push.parameter ?? "", push.resourceID] }
-        guard !texts.contains(where: \.containsLineBreakOrControl) else {
-            throw PJSUAUsageError.invalidConfiguration(
-                "header, Contact and push parameter text must not contain control characters")
-        }
-        guard configuration.contactParameters.isEmpty || configuration.contactParameters.hasPrefix(";") else {
-            throw PJSUAUsageError.invalidConfiguration("contactParameters must start with ';', e.g. ';ob'")
-        }
-        guard configuration.credentials.count <= Native.maxCredentials else {
-            throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxCredentials) credentials")
-        }
-        guard configuration.outboundProxies.count <= Native.maxProxies else {
-            throw PJSUAUsageError.invalidConfiguration("at most \(Native.maxProxies) outbound proxies")
-        }
-        try Self.validateHeaders(configuration.registerHeaders)
-        try Self.validateMediaInactivityTimeout(configuration.mediaInactivityTimeout)
-        try MediaNATValidation.validate(configuration)
-        try configuration.srtp.validate()
-        // pjsua holds the expiry in 32-bit seconds and the engine's retry timer in 32-bit
-        // milliseconds: larger values would not fit.
-        guard configuration.registrationExpiry >= .seconds(1),
-              configuration.registrationExpiry <= .seconds(Int64(UInt32.max)) else {
-            throw PJSUAUsageError.invalidConfiguration("registrationExpiry must be 1 s...\(UInt32.max) s")
-        }
-        guard configuration.flowKeepAliveInterval == .zero
-            || (configuration.flowKeepAliveInterval >= .seconds(1) && configuration.flowKeepAliveInterval <= .seconds(86_400))
-        else {
-            throw PJSUAUsageError.invalidConfiguration("flowKeepAliveInterval must be zero (off) or 1 s...1 day")
-        }
-        if let problem = configuration.natSignaling.problem { throw PJSUAUsageError.invalidConfiguration(problem) }
-        // pjsua takes the interval in whole seconds: a nonzero one under a second would be
-        // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.
-        guard configuration.retryInterval == .zero || configuration.retryInterval >= .seconds(1) else {
-            throw PJSUAUsageError.invalidConfiguration("retryInterval must be zero or at least 1 s")
-        }
-        let longestRetry = Duration.milliseconds(Int64(UInt32.max))
-        guard configuration.retryInterval >= .zero, configuration.retryJitter >= .zero,
-              configuration.retryInterval <= longestRetry, configuration.retryJitter <= longestRetry else {
-            throw PJSUAUsageError.invalidConfiguration(
-                "retryInterval and retryJitter must be 0...\(longestRetry)")
-        }
+    /// - Throws: ``PJSUAUsageError/unknownTransport(_:)`` for a transport this run of the
+    ///   engine did not create.
+    private func withTransportParameters(
+        _ configuration: AccountConfiguration, runtime: Runtime
+    ) throws(PJSUAUsageError) -> AccountConfiguration {
         var effective = configuration
         guard let transport = configuration.transport else { return effective }
         guard let index = runtime.transports.firstIndex(of: transport) else {
-            throw PJSUAUsageError.unknownTransport(transport)
+            throw .unknownTransport(transport)
         }
         let type = runtime.configuration.transports[index].type
         if type.isReliable {

@@ -36,6 +36,17 @@ public struct TLSConfiguration: Sendable, Hashable {
 }
 
 extension TLSConfiguration {
+    /// The first file named here (CA list, certificate, private key) that is missing or not
+    /// readable: pjsip reads them only when a connection is set up, so a wrong path would
+    /// surface much later as a bare TLS failure of some request.
+    var firstUnreadableFile: String? {
+        [caFile, certificateFile, privateKeyFile].compactMap { $0 }.first {
+            !FileManager.default.isReadableFile(atPath: $0)
+        }
+    }
+}
+
+extension TLSConfiguration {
     /// Where the certificate authorities trusted by default come from, when
     /// ``TLSConfiguration/caFile`` is `nil`.
     public enum SystemTrust: Sendable, Hashable, CustomStringConvertible {

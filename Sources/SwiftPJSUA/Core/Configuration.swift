@@ -90,6 +90,43 @@ public struct SIPTimers: Sendable, Hashable {
     public var transactionTimeout: Duration { t1 * 64 }
 }
 
+extension Configuration: Validatable {
+    /// The pass ``PJSUA/start(_:)`` makes before creating pjsua: the engine's own settings,
+    /// then every value the configuration holds, in the order they are declared.
+    func validate() throws(PJSUAUsageError) {
+        let limit = Native.buildCallLimit
+        guard (1...limit).contains(maxCalls) else {
+            throw .invalidConfiguration("maxCalls must be 1...\(limit), got \(maxCalls)")
+        }
+        guard !transports.isEmpty else {
+            throw .invalidConfiguration("at least one transport is needed")
+        }
+        guard !userAgent.containsLineBreakOrControl else {
+            throw .invalidConfiguration("userAgent must not contain control characters")
+        }
+        guard (0...6).contains(logLevel) else {
+            throw .invalidConfiguration("logLevel must be 0...6, got \(logLevel)")
+        }
+        for transport in transports { try transport.validate() }
+        try media.validate()
+        try timers.validate()
+        try dns.validate()
+        try networkChangeHandling.validate()
+        try stun.validate()
+    }
+}
+
+extension SIPTimers: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        // pjsip keeps the timers in 32-bit milliseconds, and timer B/F is 64 × T1; zero would
+        // retransmit in a tight loop.
+        let longestTimer = Duration.milliseconds(Int64(UInt32.max / 64))
+        guard [t1, t2, t4].allSatisfy({ $0 >= .milliseconds(1) && $0 <= longestTimer }) else {
+            throw .invalidConfiguration("SIP timers T1, T2 and T4 must be 1 ms...\(longestTimer)")
+        }
+    }
+}
+
 /// Receives pjsip's log lines.
 ///
 /// Called on whichever thread pjsip logs from (the engine thread or one of pjsua's

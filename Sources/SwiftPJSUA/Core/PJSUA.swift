@@ -181,7 +181,7 @@ public actor PJSUA {
         case .running, .stopping: throw PJSUAUsageError.alreadyStarted
         case .idle, .shutDown: break
         }
-        try Self.validate(configuration)
+        try configuration.validate()
         guard Native.compiledVersion == Native.loadedVersion else {
             throw PJProjectVersionMismatchError(
                 compiledVersion: Native.compiledVersion, loadedVersion: Native.loadedVersion)
@@ -211,70 +211,6 @@ public actor PJSUA {
         } catch {
             EngineBridge.release(bridge)
             throw error
-        }
-    }
-
-    private static func validate(_ configuration: Configuration) throws(PJSUAUsageError) {
-        let limit = Native.buildCallLimit
-        guard (1...limit).contains(configuration.maxCalls) else {
-            throw .invalidConfiguration("maxCalls must be 1...\(limit), got \(configuration.maxCalls)")
-        }
-        guard !configuration.transports.isEmpty else {
-            throw .invalidConfiguration("at least one transport is needed")
-        }
-        // pjlib asserts on an empty host and on one of 254 characters or more.
-        let addresses = configuration.transports.flatMap { [$0.publicAddress, $0.bindAddress] }
-            + [configuration.media.rtpPublicAddress, configuration.media.rtpAddress]
-        for case let address? in addresses where !address.isEmpty && !HostPort.isValid(address, allowsPort: false) {
-            throw .invalidConfiguration(
-                "address \"\(address)\" must be a host of at most 253 characters, without spaces, control characters or a port")
-        }
-        guard !configuration.userAgent.containsLineBreakOrControl else {
-            throw .invalidConfiguration("userAgent must not contain control characters")
-        }
-        guard (0...6).contains(configuration.logLevel) else {
-            throw .invalidConfiguration("logLevel must be 0...6, got \(configuration.logLevel)")
-        }
-        if case .automatic(let automatic) = configuration.networkChangeHandling {
-            guard automatic.debounce >= .milliseconds(50), automatic.debounce <= .seconds(60) else {
-                throw .invalidConfiguration("the network monitor's debounce must be 50 ms to 1 min, got \(automatic.debounce)")
-            }
-            guard automatic.options.deadline > .zero, automatic.options.deadline <= longestNetworkChangeDeadline,
-                automatic.options.listenerRestartDelay >= .zero,
-                automatic.options.listenerRestartDelay <= longestListenerRestartDelay
-            else {
-                throw .invalidConfiguration(
-                    "network change options: deadline must be (0, 5 min] and listenerRestartDelay 0 ms to 10 s")
-            }
-        }
-        guard [8000, 16000, 32000, 44100, 48000].contains(configuration.media.clockRate) else {
-            throw .invalidConfiguration("clockRate must be 8000, 16000, 32000, 44100 or 48000 Hz")
-        }
-        if let tones = configuration.media.localRingback {
-            do { _ = try checked(tones) } catch {
-                throw .invalidConfiguration("localRingback: \(error.description)")
-            }
-        }
-        try CodecOrder.validate(configuration.media.codecOrder)
-        try configuration.dns.validate()
-        try MediaNATValidation.validate(configuration)
-        guard configuration.media.rtpPorts.count >= 2 else {
-            throw .invalidConfiguration("rtpPorts must hold at least two ports")
-        }
-        // pjsip reads TLS files only when a connection is set up, so a wrong path would
-        // surface much later as a bare TLS failure of some request: check them now.
-        for transport in configuration.transports where transport.type == .tls || transport.type == .tls6 {
-            let files = [transport.tls.caFile, transport.tls.certificateFile, transport.tls.privateKeyFile]
-            for case let file? in files where !FileManager.default.isReadableFile(atPath: file) {
-                throw .invalidConfiguration("TLS file is missing or unreadable: \(file)")
-            }
-        }
-        // pjsip keeps the timers in 32-bit milliseconds, and timer B/F is 64 × T1; zero would
-        // retransmit in a tight loop.
-        let longestTimer = Duration.milliseconds(Int64(UInt32.max / 64))
-        let timers = configuration.timers
-        guard [timers.t1, timers.t2, timers.t4].allSatisfy({ $0 >= .milliseconds(1) && $0 <= longestTimer }) else {
-            throw .invalidConfiguration("SIP timers T1, T2 and T4 must be 1 ms...\(longestTimer)")
         }
     }
 

@@ -68,6 +68,17 @@ public struct TransportConfiguration: Sendable, Hashable {
     }
 }
 
+extension TransportConfiguration: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        // pjlib asserts on an empty host and on one of 254 characters or more.
+        try HostPort.validateAddress(publicAddress)
+        try HostPort.validateAddress(bindAddress)
+        if type == .tls || type == .tls6, let file = tls.firstUnreadableFile {
+            throw .invalidConfiguration("TLS file is missing or unreadable: \(file)")
+        }
+    }
+}
+
 /// A bound SIP transport, read back after start.
 public struct TransportInfo: Sendable, Hashable {
     /// The handle to use with ``PJSUA/addLocalAccount(on:isDefault:mediaInactivityTimeout:transportLossPolicy:)``.

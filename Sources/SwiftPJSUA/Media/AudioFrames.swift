@@ -26,22 +26,23 @@ public struct AudioFrameFormat: Sendable, Hashable, CustomStringConvertible {
     /// The rate and frame length, for logs: `16000 Hz, 20 ms frames`.
     public var description: String { "\(sampleRate) Hz, \(frameDuration.milliseconds) ms frames" }
 
-    func validated() throws(PJSUAUsageError) -> AudioFrameFormat {
-        guard Self.supportedSampleRates.contains(sampleRate) else {
-            throw .invalidArgument("audio frame sample rate \(sampleRate) Hz is not one of 8000, 16000, 32000, 48000")
-        }
-        guard Self.supportedFrameDurations.contains(frameDuration) else {
-            throw .invalidArgument("audio frame duration \(frameDuration) is not 10 or 20 ms")
-        }
-        return self
-    }
-
     /// Frames that fit in `duration` (at least 2), checked against `limit`.
     func frames(in duration: Duration, limit: Duration = .seconds(10), what: String) throws(PJSUAUsageError) -> Int {
         guard duration >= frameDuration * 2, duration <= limit else {
             throw .invalidArgument("\(what) of \(duration) is not between two frames and \(limit)")
         }
         return Int(duration.milliseconds / frameDuration.milliseconds)
+    }
+}
+
+extension AudioFrameFormat: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        guard Self.supportedSampleRates.contains(sampleRate) else {
+            throw .invalidArgument("audio frame sample rate \(sampleRate) Hz is not one of 8000, 16000, 32000, 48000")
+        }
+        guard Self.supportedFrameDurations.contains(frameDuration) else {
+            throw .invalidArgument("audio frame duration \(frameDuration) is not 10 or 20 ms")
+        }
     }
 }
 

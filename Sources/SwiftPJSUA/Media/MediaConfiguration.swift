@@ -123,3 +123,24 @@ public struct MediaConfiguration: Sendable, Hashable {
         self.rtpAddress = rtpAddress
     }
 }
+
+extension MediaConfiguration: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        try HostPort.validateAddress(rtpPublicAddress)
+        try HostPort.validateAddress(rtpAddress)
+        guard [8000, 16000, 32000, 44100, 48000].contains(clockRate) else {
+            throw .invalidConfiguration("clockRate must be 8000, 16000, 32000, 44100 or 48000 Hz")
+        }
+        if let localRingback {
+            do { try localRingback.validate() } catch {
+                throw .invalidConfiguration("localRingback: \(error.description)")
+            }
+        }
+        try CodecOrder.validate(codecOrder)
+        guard rtpPorts.count >= 2 else {
+            throw .invalidConfiguration("rtpPorts must hold at least two ports")
+        }
+        try ice.validate()
+        try turn?.validate()
+    }
+}

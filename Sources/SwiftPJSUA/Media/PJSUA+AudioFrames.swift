@@ -21,7 +21,7 @@ extension PJSUA {
     ) throws -> AudioFrameStream {
         let runtime = try runtime()
         _ = try liveSlot(call)
-        let format = try format.validated()
+        try format.validate()
         let frames = try format.frames(in: buffer, what: "an audio frame stream's buffer")
         let port = try Native.attachFramePort(
             bridge: runtime.bridge, call: call, format: format, receiveFrames: frames, sendFrames: 0)
@@ -44,7 +44,7 @@ extension PJSUA {
     ) throws -> AudioFrameWriter {
         let runtime = try runtime()
         _ = try liveSlot(call)
-        let format = try format.validated()
+        try format.validate()
         let frames = try format.frames(in: buffer, what: "an audio frame writer's buffer")
         let port = try Native.attachFramePort(
             bridge: runtime.bridge, call: call, format: format, receiveFrames: 0, sendFrames: frames)
@@ -79,7 +79,7 @@ extension PJSUA {
         format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
     ) throws -> AudioFrameStream {
         let runtime = try runtime()
-        let format = try format.validated()
+        try format.validate()
         let frames = try format.frames(in: buffer, what: "a sound-device frame stream's buffer")
         guard runtime.configuration.media.soundDevice == .null else {
             throw PJSUAUsageError.invalidArgument(

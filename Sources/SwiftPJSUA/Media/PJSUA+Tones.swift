@@ -21,7 +21,8 @@ extension PJSUA {
     public func playTones(_ tones: [Tone], into call: Call, loop: Bool = false) throws -> TonePlayer {
         let runtime = try runtime()
         _ = try liveSlot(call)
-        let player = try Native.attachTones(bridge: runtime.bridge, call: call, tones: try Self.checked(tones), loop: loop)
+        try tones.validate()
+        let player = try Native.attachTones(bridge: runtime.bridge, call: call, tones: tones, loop: loop)
         try releaseIfEnded(call, runtime: runtime)
         return player
     }
@@ -36,7 +37,8 @@ extension PJSUA {
     @discardableResult
     public func playTonesToSoundDevice(_ tones: [Tone], loop: Bool = false) throws -> TonePlayer {
         let runtime = try runtime()
-        return try Native.attachTones(bridge: runtime.bridge, call: nil, tones: try Self.checked(tones), loop: loop)
+        try tones.validate()
+        return try Native.attachTones(bridge: runtime.bridge, call: nil, tones: tones, loop: loop)
     }
 
     /// Stops tones and removes their generator. Wraps `pjsua_conf_remove_port`.
@@ -46,12 +48,5 @@ extension PJSUA {
         guard Native.detach(bridge: try runtime().bridge, port: tones.port, of: tones.call) else {
             throw PJSUAUsageError.unknownMediaPort
         }
-    }
-
-    static func checked(_ tones: [Tone]) throws(PJSUAUsageError) -> [Tone] {
-        guard !tones.isEmpty, tones.count <= Native.maxTones else {
-            throw .invalidArgument("a tone sequence holds 1 to \(Native.maxTones) tones, not \(tones.count)")
-        }
-        return try tones.map { tone throws(PJSUAUsageError) in try tone.validated() }
     }
 }

@@ -113,7 +113,9 @@ public struct SRTPConfiguration: Sendable, Hashable {
     /// The crypto suites the linked pjmedia knows, in its order of preference, for example
     /// `AES_CM_128_HMAC_SHA1_80`.
     public static var availableCryptoSuites: [String] { SRTPSupport.availableCryptoSuites }
+}
 
+extension SRTPConfiguration: Validatable {
     /// Throws ``PJSUAUsageError/invalidConfiguration(_:)`` for an empty or repeating keying
     /// list, a keying this pjproject lacks, or an unknown or repeated suite.
     func validate() throws(PJSUAUsageError) {

@@ -74,18 +74,32 @@ public struct Tone: Sendable, Hashable {
         Tone(frequency: 440, duration: .milliseconds(300), pause: .milliseconds(9400)),
     ]
 
-    func validated() throws(PJSUAUsageError) -> Tone {
+}
+
+extension Tone: Validatable {
+    func validate() throws(PJSUAUsageError) {
         let frequencies = [frequency] + (secondFrequency.map { [$0] } ?? [])
         guard frequencies.allSatisfy({ (1...7999).contains($0) }) else {
             throw .invalidArgument("tone frequencies must be 1–7999 Hz: \(frequencies)")
         }
-        guard duration >= .milliseconds(1), duration <= .milliseconds(32767), pause >= .zero, pause <= .milliseconds(32767) else {
+        guard duration >= .milliseconds(1), duration <= .milliseconds(32767), pause >= .zero,
+            pause <= .milliseconds(32767)
+        else {
             throw .invalidArgument("a tone sounds 1 ms to 32.767 s and pauses 0 to 32.767 s: \(duration), \(pause)")
         }
         if let volume, !(volume > 0 && volume <= 1) {
             throw .invalidArgument("tone volume must be in (0, 1]: \(volume)")
         }
-        return self
+    }
+}
+
+/// A sequence of tones to play: 1 to `PJMEDIA_TONEGEN_MAX_DIGITS` (32) valid tones.
+extension Array: Validatable where Element == Tone {
+    func validate() throws(PJSUAUsageError) {
+        guard !isEmpty, count <= Native.maxTones else {
+            throw .invalidArgument("a tone sequence holds 1 to \(Native.maxTones) tones, not \(count)")
+        }
+        for tone in self { try tone.validate() }
     }
 }
 

@@ -237,78 +237,44 @@ public struct MediaTransportInfo: Sendable, Hashable {
     public var ice: ICENegotiation?
 }
 
-/// Checks of the STUN, ICE and TURN settings, before pjsua sees them.
-enum MediaNATValidation {
-    static func validate(_ configuration: Configuration) throws(PJSUAUsageError) {
-        let stun = configuration.stun
-        guard stun.servers.count <= Native.maxSTUNServers else {
-            throw .invalidConfiguration("at most \(Native.maxSTUNServers) STUN servers, got \(stun.servers.count)")
+// MARK: - Validation
+
+extension STUNConfiguration: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        guard servers.count <= Native.maxSTUNServers else {
+            throw .invalidConfiguration("at most \(Native.maxSTUNServers) STUN servers, got \(servers.count)")
         }
-        for server in stun.servers where !HostPort.isValid(server) {
+        for server in servers where !HostPort.isValid(server) {
             throw .invalidConfiguration(
-                "STUN server \"\(server)\" must be host[:port]: a host of 1 to 253 characters without spaces, a port 1-65535")
+                "STUN server \"\(server)\" must be host[:port]: a host of 1 to 253 characters without spaces, "
+                    + "a port 1-65535")
         }
-        try validate(configuration.media.ice)
-        if let turn = configuration.media.turn { try validate(turn) }
     }
+}
 
-    static func validate(_ account: AccountConfiguration) throws(PJSUAUsageError) {
-        if case .custom(let ice) = account.ice { try validate(ice) }
-        if case .custom(let turn?) = account.turn { try validate(turn) }
-    }
-
-    private static func validate(_ ice: ICEConfiguration) throws(PJSUAUsageError) {
-        if let limit = ice.hostCandidateLimit, limit < 0 {
+extension ICEConfiguration: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        if let limit = hostCandidateLimit, limit < 0 {
             throw .invalidConfiguration("ICE hostCandidateLimit must be nil (every address) or 0 or more, got \(limit)")
         }
     }
+}
 
-    private static func validate(_ turn: TURNConfiguration) throws(PJSUAUsageError) {
-        guard HostPort.isValid(turn.server) else {
+extension TURNConfiguration: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        guard HostPort.isValid(server) else {
             throw .invalidConfiguration(
-                "TURN server \"\(turn.server)\" must be host[:port]: a host of 1 to 253 characters without spaces, a port 1-65535")
+                "TURN server \"\(server)\" must be host[:port]: a host of 1 to 253 characters without spaces, "
+                    + "a port 1-65535")
         }
-        if let credential = turn.credential {
+        if let credential {
             let texts = [credential.realm, credential.username]
             guard !texts.contains(where: { $0.isEmpty || $0.unicodeScalars.contains { $0.value < 0x20 } }) else {
                 throw .invalidConfiguration("TURN credential realm and username must be non-empty text")
             }
         }
-        if turn.transport == .tls {
-            let files = [turn.tls.caFile, turn.tls.certificateFile, turn.tls.privateKeyFile]
-            for case let file? in files where !FileManager.default.isReadableFile(atPath: file) {
-                throw .invalidConfiguration("TURN TLS file is missing or unreadable: \(file)")
-            }
+        if transport == .tls, let file = tls.firstUnreadableFile {
+            throw .invalidConfiguration("TURN TLS file is missing or unreadable: \(file)")
         }
-    }
-}
-
-/// `host[:port]` text as pjsua's STUN and TURN settings and public addresses take it: a host
-/// (a name, an IPv4 address, or an IPv6 address, bracketed when a port follows) of 1 to 253
-/// characters with no space or control character (pjlib asserts on an empty host and on
-/// one of 254 characters or more), and a port 1-65535 when given.
-enum HostPort {
-    static func isValid(_ text: String, allowsPort: Bool = true) -> Bool {
-        guard !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
-        else { return false }
-        var host = Substring(text)
-        var port: Substring?
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let rest = host[host.index(after: close)...]
-            host = host[host.index(after: host.startIndex)..<close]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { return false }
-                port = rest.dropFirst()
-            }
-        } else if host.filter({ $0 == ":" }).count == 1, let colon = host.firstIndex(of: ":") {
-            port = host[host.index(after: colon)...]
-            host = host[..<colon]
-        }
-        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
-        if let port {
-            guard allowsPort, let number = Int(port), (1...65535).contains(number) else { return false }
-        }
-        return true
     }
 }

@@ -128,18 +128,17 @@ public struct SIPOutbound: Sendable, Hashable {
     }
 }
 
-extension NATSignaling {
-    /// Why these settings cannot be used, or `nil` when they can.
-    var problem: String? {
+extension NATSignaling: Validatable {
+    func validate() throws(PJSUAUsageError) {
         if keepAliveInterval != .zero, !Self.keepAliveIntervalRange.contains(keepAliveInterval) {
-            return "natSignaling.keepAliveInterval must be zero (off) or 2 s...1 day"
+            throw .invalidConfiguration("natSignaling.keepAliveInterval must be zero (off) or 2 s...1 day")
         }
         if let id = outbound?.instanceID, id.isEmpty || id.contains("\"") || id.containsLineBreakOrControl {
-            return "natSignaling.outbound.instanceID must be a non-empty URN without quotes or control characters"
+            throw .invalidConfiguration(
+                "natSignaling.outbound.instanceID must be a non-empty URN without quotes or control characters")
         }
         if let id = outbound?.registrationID, id < 1 || id > 65_535 {
-            return "natSignaling.outbound.registrationID must be 1...65535"
+            throw .invalidConfiguration("natSignaling.outbound.registrationID must be 1...65535")
         }
-        return nil
     }
 }

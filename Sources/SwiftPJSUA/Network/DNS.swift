@@ -89,7 +89,9 @@ public struct DNSConfiguration: Sendable, Hashable {
         self.queryRetransmissions = queryRetransmissions
         self.unresponsiveTargetHoldDown = unresponsiveTargetHoldDown
     }
+}
 
+extension DNSConfiguration: Validatable {
     /// Throws ``PJSUAUsageError/invalidConfiguration(_:)`` naming the first value out of range.
     func validate() throws(PJSUAUsageError) {
         guard nameservers.count <= Self.maximumNameservers else {

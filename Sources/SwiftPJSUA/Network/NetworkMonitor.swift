@@ -103,3 +103,24 @@ public struct AutomaticNetworkChange: Sendable {
         self.options = options
     }
 }
+
+extension NetworkChangeHandling: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        if case .automatic(let automatic) = self { try automatic.validate() }
+    }
+}
+
+extension AutomaticNetworkChange: Validatable {
+    func validate() throws(PJSUAUsageError) {
+        guard debounce >= .milliseconds(50), debounce <= .seconds(60) else {
+            throw .invalidConfiguration("the network monitor's debounce must be 50 ms to 1 min, got \(debounce)")
+        }
+        guard options.deadline > .zero, options.deadline <= PJSUA.longestNetworkChangeDeadline,
+            options.listenerRestartDelay >= .zero,
+            options.listenerRestartDelay <= PJSUA.longestListenerRestartDelay
+        else {
+            throw .invalidConfiguration(
+                "network change options: deadline must be (0, 5 min] and listenerRestartDelay 0 ms to 10 s")
+        }
+    }
+}
