@@ -68,9 +68,8 @@ extension PJSUA {
             throw PJSUAUsageError.invalidCallState(call, info.state)
         }
         // A network change since the INVITE arrived: the answer names the current Contact.
-        let bridge = try runtime().bridge
-        let arrivedAt = bridge.incomingCallNetworkEpochs.withLock { $0[call.generation] }
-        let moved = arrivedAt.map { $0 != bridge.networkChangeCount.withLock { $0 } } ?? false
+        // The arrival and the change count are read under one lock.
+        let moved = try runtime().bridge.network.withLock { $0.changed(sinceArrivalOf: call) }
         try Native.answer(slot, statusCode: statusCode, headers: headers, refreshingContact: moved)
     }
 

@@ -17,7 +17,7 @@ extension PJSUA {
     ///   when the call is not confirmed; ``PJSUAError`` with ``PJSUAError/Code/invalidOperation``
     ///   when an exchange is still pending after 2 s, or another pjsua failure.
     public func setHold(_ call: Call) async throws {
-        try await afterPendingOffer(call) { try Native.sendReoffer(call, slot: $0, purpose: .hold) }
+        try await afterPendingOffer(call) { try Native.sendReoffer(call, slot: $0, purpose: .hold, bridge: $1) }
     }
 
     /// Takes a call off hold: sends a re-INVITE offering `a=sendrecv`, waiting up to 2 s for
@@ -27,19 +27,20 @@ extension PJSUA {
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)``
     ///   when the call is not confirmed; ``PJSUAError`` as for ``setHold(_:)``.
     public func resume(_ call: Call) async throws {
-        try await afterPendingOffer(call) { try Native.sendReoffer(call, slot: $0, purpose: .resume) }
+        try await afterPendingOffer(call) { try Native.sendReoffer(call, slot: $0, purpose: .resume, bridge: $1) }
     }
 
-    /// Runs `send` on the confirmed call's slot; while pjsua refuses because an INVITE
-    /// transaction is still open (no event marks its end), retries every 20 ms for up to
-    /// 2 s, re-checking the call after each wait.
-    private func afterPendingOffer(_ call: Call, _ send: (Int32) throws -> Void) async throws {
+    /// Runs `send` on the confirmed call's slot (with the running engine's bridge); while
+    /// pjsua refuses because an INVITE transaction is still open (no event marks its end),
+    /// retries every 20 ms for up to 2 s, re-checking the call after each wait.
+    private func afterPendingOffer(_ call: Call, _ send: (Int32, EngineBridge) throws -> Void) async throws {
         try await waitForQueuedDigits(call, slot: try confirmedSlot(call))
         let deadline = ContinuousClock.now + .seconds(2)
         while true {
             let slot = try confirmedSlot(call)
+            let bridge = try runtime().bridge
             do {
-                try send(slot)
+                try send(slot, bridge)
                 return
             } catch let error as PJSUAError where error.code == .invalidOperation && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))

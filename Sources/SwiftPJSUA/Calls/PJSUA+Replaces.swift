@@ -22,6 +22,6 @@ extension PJSUA {
     ///   shutdown).
     public func setReplaceRequestHandler(_ handler: (@Sendable (ReplaceRequest) -> ReplaceDecision)?) throws {
         let runtime = try runtime()
-        runtime.bridge.replaceHandler.withLock { $0 = handler }
+        runtime.bridge.calls.withLock { $0.replaceHandler = handler }
     }
 }

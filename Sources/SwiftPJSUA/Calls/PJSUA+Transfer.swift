@@ -99,6 +99,6 @@ extension PJSUA {
     ///   shutdown).
     public func setTransferRequestHandler(_ handler: (@Sendable (TransferRequest) -> TransferDecision)?) throws {
         let runtime = try runtime()
-        runtime.bridge.transferHandler.withLock { $0 = handler }
+        runtime.bridge.calls.withLock { $0.transferHandler = handler }
     }
 }

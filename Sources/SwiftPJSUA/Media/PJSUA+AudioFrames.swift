@@ -85,7 +85,7 @@ extension PJSUA {
             throw PJSUAUsageError.invalidArgument(
                 "sound-device frames need the null sound device; a real device plays the mix itself")
         }
-        guard runtime.bridge.soundDeviceTap.withLock({ $0 }) == nil else {
+        guard runtime.bridge.media.withLock({ $0.soundDeviceTap }) == nil else {
             throw PJSUAUsageError.invalidArgument("a sound-device frame stream is already running: stop it first")
         }
         let port = try Native.attachSoundDeviceTap(bridge: runtime.bridge, format: format, frames: frames)

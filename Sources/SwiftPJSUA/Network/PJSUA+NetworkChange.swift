@@ -50,19 +50,14 @@ extension PJSUA {
         // The claim lasts until pjsua reports the change completed, whatever this caller's
         // deadline: pjsua would interleave a second change with the first. Five minutes
         // bound it should pjsua never report completion.
-        let claimed = bridge.networkChangeUntil.withLock { until -> Bool in
-            if let until, until > now { return false }
-            until = now + Self.longestNetworkChangeDeadline
-            return true
-        }
+        let claimed = bridge.network.withLock { $0.claim(at: now, longest: Self.longestNetworkChangeDeadline) }
         guard claimed else { throw PJSUAUsageError.networkChangeInProgress }
-        bridge.networkChangeCount.withLock { $0 += 1 }
         // Subscribed before pjsua starts: with no account it completes inside the call.
         let events = bridge.hub.subscribe()
         do {
             try Native.handleIPChange(options)
         } catch {
-            bridge.networkChangeUntil.withLock { $0 = nil }
+            bridge.network.withLock { $0.inProgressUntil = nil }
             throw error
         }
         return try await Self.networkChangeSteps(in: events, deadline: options.deadline)

@@ -23,11 +23,10 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
     }
     if info.state == .disconnected {
         Handles.forget(call)
-        _ = bridge.longCallIDs.withLock { $0.removeValue(forKey: call.generation) }
-        _ = bridge.callAccounts.withLock { $0.removeValue(forKey: call.generation) }
-        _ = bridge.incomingCallNetworkEpochs.withLock { $0.removeValue(forKey: call.generation) }
+        bridge.calls.withLock { $0.forget(call) }
+        bridge.network.withLock { $0.forget(call) }
         // Players and recorders are destroyed on the engine thread, outside pjsua's locks.
-        let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
+        let owned = bridge.media.withLock { $0.plan.removeAll(for: call.generation) }
         if !owned.players.isEmpty || !owned.recorders.isEmpty || !owned.frames.isEmpty {
             bridge.executor.post {
                 // pjsua may have been destroyed (and restarted, reusing ids) meanwhile;
@@ -55,12 +54,11 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
         let sipCallID = PJ.string(cpj_rdata_call_id(rdata))
         // pjsua's call info holds 127 bytes of it; keep a longer one for this call's events.
         if sipCallID.utf8.count >= Native.callInfoCallIDCapacity {
-            bridge.longCallIDs.withLock { $0[call.generation] = sipCallID }
+            bridge.calls.withLock { $0.longCallIDs[call.generation] = sipCallID }
         }
     }
     guard let info = Native.readCallInfo(slot, call: call) else { return }
-    let epoch = bridge.networkChangeCount.withLock { $0 }
-    bridge.incomingCallNetworkEpochs.withLock { $0[call.generation] = epoch }
+    bridge.network.withLock { $0.noteArrival(of: call) }
     var from = info.remote
     if let rdata, let uri = cpj_rdata_from_uri(rdata) {
         // The From display-name as pjsip parsed it: unquoted, escapes intact.
@@ -79,7 +77,7 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
 
 func onCallMediaState(_ slot: pjsua_call_id) {
     guard let bridge = EngineBridge.active(), let call = Handles.liveCall(slot) else { return }
-    Native.recordSRTPKeying(slot, call: call)
+    Native.recordSRTPKeying(slot, call: call, bridge: bridge)
     guard let info = Native.readCallInfo(slot, call: call) else { return }
     Native.applyMediaLinks(bridge: bridge, call: call, info: info)
     Native.updateRingback(bridge: bridge, call: call, info: info)

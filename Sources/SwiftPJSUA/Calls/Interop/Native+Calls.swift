@@ -148,7 +148,8 @@ extension Native {
     /// one the INVITE carried (kept by the incoming-call callback).
     static func fullCallID(_ truncated: String, of call: Call) -> String {
         guard truncated.utf8.count >= callInfoCallIDCapacity,
-              let full = EngineBridge.active()?.longCallIDs.withLock({ $0[call.generation] }) else { return truncated }
+              let full = EngineBridge.active()?.calls.withLock({ $0.longCallIDs[call.generation] })
+        else { return truncated }
         return full
     }
 
@@ -157,9 +158,9 @@ extension Native {
     static func ownAccount(of call: Call, slot accountSlot: pjsua_acc_id) -> Account? {
         let current = Handles.account(accountSlot)
         guard let bridge = EngineBridge.active() else { return current }
-        return bridge.callAccounts.withLock { accounts in
-            if let first = accounts[call.generation] { return first == current ? current : nil }
-            if let current { accounts[call.generation] = current }
+        return bridge.calls.withLock { calls in
+            if let first = calls.callAccounts[call.generation] { return first == current ? current : nil }
+            if let current { calls.callAccounts[call.generation] = current }
             return current
         }
     }

@@ -8,17 +8,15 @@ struct PendingReoffer: Sendable {
 }
 
 extension Native {
-    /// Hold and resume re-INVITEs awaiting their final response, by call generation
-    /// (unique in the process, so entries of an engine that stopped match no later call).
-    static let pendingReoffers = Protected<[UInt64: PendingReoffer]>([:])
-
-    /// Sends `purpose`'s re-INVITE on `slot` and remembers it, so that its final response is
-    /// followed up (a 491 retried, a refusal reported). Engine thread.
-    static func sendReoffer(_ call: Call, slot: pjsua_call_id, purpose: ReinvitePurpose, attempts: Int = 1)
-        throws(PJSUAError)
-    {
+    /// Sends `purpose`'s re-INVITE on `slot` and remembers it (``CallsState/pendingReoffers``),
+    /// so that its final response is followed up (a 491 retried, a refusal reported). Engine
+    /// thread.
+    static func sendReoffer(
+        _ call: Call, slot: pjsua_call_id, purpose: ReinvitePurpose, attempts: Int = 1, bridge: EngineBridge
+    ) throws(PJSUAError) {
         // Before the send: the answer can arrive on a worker thread before it returns.
-        pendingReoffers.withLock { $0[call.generation] = PendingReoffer(purpose: purpose, attempts: attempts) }
+        let pending = PendingReoffer(purpose: purpose, attempts: attempts)
+        bridge.calls.withLock { $0.pendingReoffers[call.generation] = pending }
         do {
             switch purpose {
             case .hold: try hold(slot)
@@ -26,7 +24,7 @@ extension Native {
             case .networkChange: try refreshAfterNetworkChange(slot)
             }
         } catch {
-            _ = pendingReoffers.withLock { $0.removeValue(forKey: call.generation) }
+            _ = bridge.calls.withLock { $0.pendingReoffers.removeValue(forKey: call.generation) }
             throw error
         }
     }
@@ -42,7 +40,8 @@ extension Native {
     /// a 491 is retried after ``glareDelay(weChoseCallID:)`` up to
     /// ``PJSUA/reinviteGlareAttempts`` tries; any other refusal is reported.
     static func reofferAnswered(_ call: Call, code: Int, bridge: EngineBridge) {
-        guard let pending = pendingReoffers.withLock({ $0.removeValue(forKey: call.generation) }), code >= 300
+        let pending = bridge.calls.withLock { $0.pendingReoffers.removeValue(forKey: call.generation) }
+        guard let pending, code >= 300
         else { return }
         // A network change's refresh is also retried when its transaction failed (408, 503):
         // a second change can shut the connection it went out on down.
@@ -80,7 +79,7 @@ extension Native {
     static func networkRefreshSent(_ call: Call, sent: Bool, bridge: EngineBridge) {
         let pending = PendingReoffer(purpose: .networkChange, attempts: 1)
         if sent {
-            pendingReoffers.withLock { $0[call.generation] = pending }
+            bridge.calls.withLock { $0.pendingReoffers[call.generation] = pending }
             return
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) {
@@ -95,7 +94,7 @@ extension Native {
             readCallState(slot, call: call)?.state == .confirmed
         else { return }
         do {
-            try sendReoffer(call, slot: slot, purpose: pending.purpose, attempts: pending.attempts + 1)
+            try sendReoffer(call, slot: slot, purpose: pending.purpose, attempts: pending.attempts + 1, bridge: bridge)
         } catch {
             // An INVITE still open (its answer pending): a network change's refresh waits
             // for it, a few times, before giving up.

@@ -26,10 +26,9 @@ func onCallReplaceRequest(
         cpj_call_setting_audio_only(setting)
     }
     // The account the replaced call was first seen with, if it still exists (reading the call's
-    // info here would take its dialog lock while pjsua holds its own).
-    let account = bridge.callAccounts.withLock { $0[replaced.generation] }.flatMap { recorded in
-        Handles.account(recorded.slot) == recorded ? recorded : nil
-    }
+    // info here would take its dialog lock while pjsua holds its own), and the app's handler.
+    let (recorded, handler) = bridge.calls.withLock { ($0.callAccounts[replaced.generation], $0.replaceHandler) }
+    let account = recorded.flatMap { Handles.account($0.slot) == $0 ? $0 : nil }
     guard let account else {
         // The replaced call's account was removed: the new call could be reported with none.
         // 480 Temporarily Unavailable, as for an INVITE that raced its account's removal.
@@ -38,14 +37,13 @@ func onCallReplaceRequest(
     }
     let request = ReplaceRequest(
         call: replaced, sipCallID: sipCallID, from: from ?? SIPAddress(uri: ""), headers: headers)
-    let handler = bridge.replaceHandler.withLock { $0 }
     if case .reject(let status) = handler?(request) ?? .accept {
         // pjsua answers with its own reason phrase when the text is left as "OK".
         code.pointee = Int32(max(400, min(699, status)))
         return
     }
-    bridge.pendingReplacements.withLock {
-        $0[replaced.generation] = PendingReplacement(
+    bridge.calls.withLock {
+        $0.pendingReplacements[replaced.generation] = PendingReplacement(
             account: account, sipCallID: sipCallID, from: request.from, headers: headers)
     }
 }
@@ -61,11 +59,15 @@ func onCallReplaced(_ oldSlot: pjsua_call_id, _ newSlot: pjsua_call_id) {
     let generation = nextGeneration()
     pjsua_call_set_user_data(newSlot, UnsafeMutableRawPointer(bitPattern: UInt(generation)))
     let call = Call(slot: newSlot, generation: generation)
-    guard let pending = bridge.pendingReplacements.withLock({ $0.removeValue(forKey: old.generation) }) else { return }
-    if pending.sipCallID.utf8.count >= Native.callInfoCallIDCapacity {
-        bridge.longCallIDs.withLock { $0[call.generation] = pending.sipCallID }
+    let pending = bridge.calls.withLock { calls -> PendingReplacement? in
+        guard let pending = calls.pendingReplacements.removeValue(forKey: old.generation) else { return nil }
+        if pending.sipCallID.utf8.count >= Native.callInfoCallIDCapacity {
+            calls.longCallIDs[call.generation] = pending.sipCallID
+        }
+        calls.callAccounts[call.generation] = pending.account
+        return pending
     }
-    bridge.callAccounts.withLock { $0[call.generation] = pending.account }
+    guard let pending else { return }
     guard let info = Native.readCallInfo(newSlot, call: call) else { return }
     bridge.hub.emit(.incomingCall(IncomingCall(
         account: pending.account, call: call, sipCallID: info.sipCallID, from: pending.from,

@@ -133,7 +133,7 @@ func onTransferRequest(
         return
     }
     let request = TransferRequest(call: call, target: target.map { PJ.string($0.pointee) } ?? "")
-    let handler = bridge.transferHandler.withLock { $0 }
+    let handler = bridge.calls.withLock { $0.transferHandler }
     if case .reject(let status) = handler?(request) ?? .accept {
         code.pointee = pjsip_status_code(rawValue: UInt32(max(400, min(699, status))))
     }

@@ -1,51 +1,33 @@
-import CPJSIP
 import Synchronization
 
 /// What pjsua's C callbacks can reach while an engine is running: the event hub, the engine
-/// thread (to hand work back to it) and the media links to keep. It holds no reference to
+/// thread (to hand work back to it) and each capability's state. It holds no reference to
 /// the ``PJSUA`` actor.
+///
+/// Each capability's mutable state is one struct, defined by that capability's `Interop/`
+/// code, behind one lock: what a callback or the engine reads together, it reads in one
+/// `withLock`, so an invariant between two fields of a capability holds at every read.
 final class EngineBridge: Sendable {
     let hub: EventHub
     let executor: EngineExecutor
     let logHandler: (any PJSUALogHandler)?
-    let media = Protected(MediaPlan())
-    /// Incoming calls' Call-IDs longer than `pjsua_call_info` holds, by call generation.
-    let longCallIDs = Protected<[UInt64: String]>([:])
-    /// The account each live call was first seen with, by call generation: pjsua names
-    /// accounts by slot, and a removed account's slot can go to a new account while the call
-    /// lives on. Removed when the call ends.
-    let callAccounts = Protected<[UInt64: Account]>([:])
+    /// Calls: long Call-IDs, each call's account, the transfer and replace handlers, the
+    /// replacements and re-offers in flight (``CallsState``).
+    let calls = Protected(CallsState())
+    /// Media: the conference-bridge plan, our ports on the bridge, the sound-device tap,
+    /// local ringback and the SRTP keying each call negotiated (``MediaState``).
+    let media = Protected(MediaState())
+    /// Network changes: the one in progress, how many were started, and which change each
+    /// incoming call arrived after (``NetworkChangeState``).
+    let network = Protected(NetworkChangeState())
     /// Media-inactivity and lost-connection detection (settings, watches, connections).
     let deadPeers = DeadPeerWatch()
     /// What the engine keeps per account: configuration, wanted registration, retries.
     let accountRecords = AccountRecords()
-    /// How incoming REFERs are answered; read by the transfer-request callback.
-    let transferHandler = Protected<(@Sendable (TransferRequest) -> TransferDecision)?>(nil)
-    /// How INVITEs with `Replaces` are answered; read by the replace-request callback.
-    let replaceHandler = Protected<(@Sendable (ReplaceRequest) -> ReplaceDecision)?>(nil)
-    /// What the replace-request callback read from an accepted INVITE with `Replaces`, by
-    /// the replaced call's generation, for the replaced-call callback that reports the new
-    /// call right after (it gets no request).
-    let pendingReplacements = Protected<[UInt64: PendingReplacement]>([:])
     /// Whether calls' audio streams are linked to the sound device port (slot 0).
     let linksSoundDevice: Bool
-    /// Our ports on the conference bridge (frame ports, tone generators), so that shutdown
-    /// can take off (and end the readers of) those whose removal was still queued.
-    let livePorts = Protected<[ObjectIdentifier: any BridgePort]>([:])
-    /// The sound-device frame stream's tap, while one runs (at most one).
-    let soundDeviceTap = Protected<FramePort?>(nil)
     /// The tones of local ringback (``MediaConfiguration/localRingback``), validated.
     let ringbackTones: [Tone]?
-    /// Outgoing calls that hear local ringback now, and the generator they share.
-    let ringback = Protected(Ringback())
-    /// When pjsua was last asked to handle a network change and until when the engine waits
-    /// for it to complete; `nil` when none is in progress.
-    let networkChangeUntil = Protected<ContinuousClock.Instant?>(nil)
-    /// How many network changes were started, and the count when each incoming call
-    /// arrived (by call generation): a call that rang through a change answers with the
-    /// account's current Contact.
-    let networkChangeCount = Protected(0)
-    let incomingCallNetworkEpochs = Protected<[UInt64: Int]>([:])
     /// Set just before `pjsua_destroy`: what fails from then on was cut short by shutdown.
     let isDestroying = Protected(false)
 

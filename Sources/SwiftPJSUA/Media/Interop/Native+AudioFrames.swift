@@ -120,18 +120,18 @@ extension Native {
         }
         let port = FramePort(
             call: call, format: format, receives: receiveFrames > 0, sends: sendFrames > 0, port: raw, slot: slot)
-        bridge.media.withLock { plan in
-            if port.receives { plan.sinks[call.generation, default: []].append(slot) }
-            if port.sends { plan.sources[call.generation, default: []].append(slot) }
-            plan.bridgePorts[call.generation, default: []].append(port)
+        bridge.media.withLock { media in
+            if port.receives { media.plan.sinks[call.generation, default: []].append(slot) }
+            if port.sends { media.plan.sources[call.generation, default: []].append(slot) }
+            media.plan.bridgePorts[call.generation, default: []].append(port)
+            media.livePorts[ObjectIdentifier(port)] = port
         }
-        bridge.livePorts.withLock { $0[ObjectIdentifier(port)] = port }
         connect(bridge: bridge, call: call, source: port.sends ? slot : nil, sink: port.receives ? slot : nil)
         return port
     }
 
     /// Creates a sound-device tap in `format` and puts it into the null sound device (see
-    /// `cpj_snd_tap` in the shim); it is kept in ``EngineBridge/soundDeviceTap`` so that
+    /// `cpj_snd_tap` in the shim); it is kept in ``MediaState/soundDeviceTap`` so that
     /// attaching the device again re-installs it, and taken out by shutdown.
     static func attachSoundDeviceTap(
         bridge: EngineBridge, format: AudioFrameFormat, frames: Int
@@ -142,8 +142,10 @@ extension Native {
         let port = FramePort(
             call: nil, format: format, receives: true, sends: false, port: raw, tap: tap,
             slot: pjsua_conf_port_id(cpj_invalid_id()))
-        bridge.livePorts.withLock { $0[ObjectIdentifier(port)] = port }
-        bridge.soundDeviceTap.withLock { $0 = port }
+        bridge.media.withLock { media in
+            media.livePorts[ObjectIdentifier(port)] = port
+            media.soundDeviceTap = port
+        }
         _ = port.installTap()
         return port
     }
@@ -151,7 +153,7 @@ extension Native {
     /// Re-installs the live sound-device tap after the null device was attached again
     /// (pjsua makes a new master port each time). Engine thread.
     static func reinstallSoundDeviceTap(bridge: EngineBridge) {
-        _ = bridge.soundDeviceTap.withLock { $0 }?.installTap()
+        _ = bridge.media.withLock { $0.soundDeviceTap }?.installTap()
     }
 
     /// Unlinks a frame port from its call and takes it off the bridge. Returns `false` when
@@ -159,11 +161,11 @@ extension Native {
     @discardableResult
     static func detach(bridge: EngineBridge, port: any BridgePort, of call: Call?) -> Bool {
         if let call {
-            bridge.media.withLock { plan in
+            bridge.media.withLock { media in
                 let generation = call.generation
-                plan.sinks[generation]?.removeAll { $0 == port.slot }
-                plan.sources[generation]?.removeAll { $0 == port.slot }
-                plan.bridgePorts[generation]?.removeAll { $0 === port }
+                media.plan.sinks[generation]?.removeAll { $0 == port.slot }
+                media.plan.sources[generation]?.removeAll { $0 == port.slot }
+                media.plan.bridgePorts[generation]?.removeAll { $0 === port }
             }
         }
         return removeBridgePorts(bridge: bridge, [port])
@@ -174,8 +176,10 @@ extension Native {
     static func removeBridgePorts(bridge: EngineBridge, _ ports: [any BridgePort]) -> Bool {
         var any = false
         for port in ports {
-            _ = bridge.livePorts.withLock { $0.removeValue(forKey: ObjectIdentifier(port)) }
-            bridge.soundDeviceTap.withLock { if $0 === port { $0 = nil } }
+            bridge.media.withLock { media in
+                media.livePorts[ObjectIdentifier(port)] = nil
+                if media.soundDeviceTap === port { media.soundDeviceTap = nil }
+            }
             if port.removeFromBridge() { any = true }
         }
         return any
@@ -183,11 +187,13 @@ extension Native {
 
     /// Every port of ours still on the bridge, off it: before `pjsua_destroy`.
     static func removeAllBridgePorts(bridge: EngineBridge) {
-        let ports = bridge.livePorts.withLock { ports in
-            defer { ports.removeAll() }
-            return Array(ports.values)
+        let ports = bridge.media.withLock { media in
+            defer {
+                media.livePorts.removeAll()
+                media.soundDeviceTap = nil
+            }
+            return Array(media.livePorts.values)
         }
-        bridge.soundDeviceTap.withLock { $0 = nil }
         for port in ports { _ = port.removeFromBridge() }
     }
 }

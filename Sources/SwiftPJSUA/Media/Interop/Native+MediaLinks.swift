@@ -48,16 +48,16 @@ extension Native {
 
     /// Connects each active or remote-hold audio stream of `call` to the sound device port
     /// both ways (as pjsua's own app does) and re-applies the players and recorders kept in
-    /// the media plan. Idempotent: pjsua ignores a link that already exists.
+    /// the media media.plan. Idempotent: pjsua ignores a link that already exists.
     static func applyMediaLinks(bridge: EngineBridge, call: Call, info: NativeCallInfo) {
         let generation = call.generation
         let own = info.audioConferenceSlots
-        let (sources, sinks, muted, outgoing, incoming) = bridge.media.withLock { plan in
-            plan.conferenceSlots[generation] = own
-            let outgoing = plan.callLinks.filter { $0.from == generation }.flatMap { plan.conferenceSlots[$0.to] ?? [] }
-            let incoming = plan.callLinks.filter { $0.to == generation }.flatMap { plan.conferenceSlots[$0.from] ?? [] }
+        let (sources, sinks, muted, outgoing, incoming) = bridge.media.withLock { media in
+            media.plan.conferenceSlots[generation] = own
+            let outgoing = media.plan.callLinks.filter { $0.from == generation }.flatMap { media.plan.conferenceSlots[$0.to] ?? [] }
+            let incoming = media.plan.callLinks.filter { $0.to == generation }.flatMap { media.plan.conferenceSlots[$0.from] ?? [] }
             return (
-                plan.sources[generation] ?? [], plan.sinks[generation] ?? [], plan.muted.contains(generation),
+                media.plan.sources[generation] ?? [], media.plan.sinks[generation] ?? [], media.plan.muted.contains(generation),
                 outgoing, incoming
             )
         }
@@ -77,18 +77,18 @@ extension Native {
 
     /// Mutes or unmutes what `call` transmits and keeps the choice across media changes.
     static func setMuted(bridge: EngineBridge, call: Call, _ muted: Bool) {
-        bridge.media.withLock { plan in
-            if muted { plan.muted.insert(call.generation) } else { plan.muted.remove(call.generation) }
+        bridge.media.withLock { media in
+            if muted { media.plan.muted.insert(call.generation) } else { media.plan.muted.remove(call.generation) }
         }
         connectNow(bridge: bridge, call: call)
     }
 
     /// Links every pair of `calls` both ways (a local conference) and keeps the links.
     static func join(bridge: EngineBridge, calls: [Call]) {
-        bridge.media.withLock { plan in
+        bridge.media.withLock { media in
             for a in calls {
                 for b in calls where a != b {
-                    plan.callLinks.insert(.init(from: a.generation, to: b.generation))
+                    media.plan.callLinks.insert(.init(from: a.generation, to: b.generation))
                 }
             }
         }
@@ -97,11 +97,11 @@ extension Native {
 
     /// Removes `call` from every conference link and disconnects its slots from the others'.
     static func leave(bridge: EngineBridge, call: Call) {
-        let (own, others) = bridge.media.withLock { plan -> ([pjsua_conf_port_id], [pjsua_conf_port_id]) in
-            let involved = plan.callLinks.filter { $0.from == call.generation || $0.to == call.generation }
-            plan.callLinks.subtract(involved)
+        let (own, others) = bridge.media.withLock { media -> ([pjsua_conf_port_id], [pjsua_conf_port_id]) in
+            let involved = media.plan.callLinks.filter { $0.from == call.generation || $0.to == call.generation }
+            media.plan.callLinks.subtract(involved)
             let peers = Set(involved.map { $0.from == call.generation ? $0.to : $0.from })
-            return (plan.conferenceSlots[call.generation] ?? [], peers.flatMap { plan.conferenceSlots[$0] ?? [] })
+            return (media.plan.conferenceSlots[call.generation] ?? [], peers.flatMap { media.plan.conferenceSlots[$0] ?? [] })
         }
         for slot in own {
             for other in others {

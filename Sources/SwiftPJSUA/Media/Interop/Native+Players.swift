@@ -57,8 +57,8 @@ extension Native {
             }
         }
         bridge.media.withLock {
-            $0.sources[call.generation, default: []].append(port)
-            $0.players[call.generation, default: []].append(player)
+            $0.plan.sources[call.generation, default: []].append(port)
+            $0.plan.players[call.generation, default: []].append(player)
         }
         connect(bridge: bridge, call: call, source: port, sink: nil)
         return player
@@ -69,8 +69,8 @@ extension Native {
         let (id, port) = try createRecorder(file: file)
         let recorder = Recorder(id: id, generation: nextGeneration(), call: call)
         bridge.media.withLock {
-            $0.sinks[call.generation, default: []].append(port)
-            $0.recorders[call.generation, default: []].append(recorder)
+            $0.plan.sinks[call.generation, default: []].append(port)
+            $0.plan.recorders[call.generation, default: []].append(recorder)
         }
         connect(bridge: bridge, call: call, source: nil, sink: port)
         return recorder
@@ -80,19 +80,19 @@ extension Native {
     /// when it is not (or no longer) attached; throws ``PJSUAError/Code/timedOut`` when
     /// pjmedia had not closed it after ``mediaPortCloseTimeout`` (it is detached either way).
     static func detach(bridge: EngineBridge, player: Player?, recorder: Recorder?) throws(PJSUAError) -> Bool {
-        let found: Bool = bridge.media.withLock { plan in
-            if let player, var ids = plan.players[player.call.generation], let i = ids.firstIndex(of: player) {
+        let found: Bool = bridge.media.withLock { media in
+            if let player, var ids = media.plan.players[player.call.generation], let i = ids.firstIndex(of: player) {
                 ids.remove(at: i)
-                plan.players[player.call.generation] = ids
+                media.plan.players[player.call.generation] = ids
                 let port = pjsua_player_get_conf_port(player.id)
-                plan.sources[player.call.generation]?.removeAll { $0 == port }
+                media.plan.sources[player.call.generation]?.removeAll { $0 == port }
                 return true
             }
-            if let recorder, var ids = plan.recorders[recorder.call.generation], let i = ids.firstIndex(of: recorder) {
+            if let recorder, var ids = media.plan.recorders[recorder.call.generation], let i = ids.firstIndex(of: recorder) {
                 ids.remove(at: i)
-                plan.recorders[recorder.call.generation] = ids
+                media.plan.recorders[recorder.call.generation] = ids
                 let port = pjsua_recorder_get_conf_port(recorder.id)
-                plan.sinks[recorder.call.generation]?.removeAll { $0 == port }
+                media.plan.sinks[recorder.call.generation]?.removeAll { $0 == port }
                 return true
             }
             return false
@@ -109,7 +109,7 @@ extension Native {
     /// Releases media owned by a call that has already ended (the callback may have run
     /// before the resource was registered).
     static func releaseMedia(bridge: EngineBridge, of call: Call) {
-        let owned = bridge.media.withLock { $0.removeAll(for: call.generation) }
+        let owned = bridge.media.withLock { $0.plan.removeAll(for: call.generation) }
         destroyMediaPorts(players: owned.players, recorders: owned.recorders)
         removeBridgePorts(bridge: bridge, owned.frames)
     }
@@ -119,8 +119,8 @@ extension Native {
 /// if the player is still attached to a live call.
 private func onPlayerEndOfFile(generation: UInt64) {
     guard let bridge = EngineBridge.active() else { return }
-    let player = bridge.media.withLock { plan in
-        plan.players.values.lazy.flatMap { $0 }.first { $0.generation == generation }
+    let player = bridge.media.withLock { media in
+        media.plan.players.values.lazy.flatMap { $0 }.first { $0.generation == generation }
     }
     guard let player else { return }
     bridge.hub.emit(.playbackFinished(PlaybackFinished(player: player)))

@@ -36,13 +36,13 @@ extension Native {
         bridge: EngineBridge, call: Call, state: CallState, lastStatus: Int, media: [MediaStream]
     ) {
         let earlyMedia = media.contains { $0.type == .audio && $0.status == .active }
-        let post = bridge.ringback.withLock { ringback -> Bool in
-            if state == .early, lastStatus == 180 { ringback.alerted.insert(call) }
-            if state != .early { ringback.alerted.remove(call) }
-            let rings = state == .early && ringback.alerted.contains(call) && !earlyMedia
-            let changed = rings ? ringback.ringing.insert(call).inserted : ringback.ringing.remove(call) != nil
-            guard changed, !ringback.scheduled else { return false }
-            ringback.scheduled = true
+        let post = bridge.media.withLock { media -> Bool in
+            if state == .early, lastStatus == 180 { media.ringback.alerted.insert(call) }
+            if state != .early { media.ringback.alerted.remove(call) }
+            let rings = state == .early && media.ringback.alerted.contains(call) && !earlyMedia
+            let changed = rings ? media.ringback.ringing.insert(call).inserted : media.ringback.ringing.remove(call) != nil
+            guard changed, !media.ringback.scheduled else { return false }
+            media.ringback.scheduled = true
             return true
         }
         if post { bridge.executor.post { reconcileRingback(bridge: bridge) } }
@@ -51,9 +51,9 @@ extension Native {
     /// Starts the shared generator when some call rings and none plays, takes it off when no
     /// call rings. Engine thread; idempotent (a change while it runs queues it again).
     static func reconcileRingback(bridge: EngineBridge) {
-        let (wanted, playing) = bridge.ringback.withLock { ringback in
-            ringback.scheduled = false
-            return (!ringback.ringing.isEmpty, ringback.port)
+        let (wanted, playing) = bridge.media.withLock { media in
+            media.ringback.scheduled = false
+            return (!media.ringback.ringing.isEmpty, media.ringback.port)
         }
         // pjsua may have been destroyed (and restarted) meanwhile; shutdown took the
         // generator off with every other port of ours.
@@ -62,13 +62,13 @@ extension Native {
             // A bridge without a free slot leaves the caller without ringback, not the call
             // without audio: the next state change tries again.
             guard let player = try? attachTones(bridge: bridge, call: nil, tones: tones, loop: true) else { return }
-            let stale = bridge.ringback.withLock { ringback -> Bool in
-                ringback.port = player.port
-                return ringback.ringing.isEmpty && !ringback.scheduled
+            let stale = bridge.media.withLock { media -> Bool in
+                media.ringback.port = player.port
+                return media.ringback.ringing.isEmpty && !media.ringback.scheduled
             }
             if stale { reconcileRingback(bridge: bridge) }
         } else if !wanted, let playing {
-            bridge.ringback.withLock { $0.port = nil }
+            bridge.media.withLock { $0.ringback.port = nil }
             detach(bridge: bridge, port: playing, of: nil)
         }
     }
@@ -77,11 +77,11 @@ extension Native {
     /// the lost-call sweep synthesized), so their ringback cannot play on. Engine thread.
     static func pruneRingback(bridge: EngineBridge) {
         let hub = bridge.hub
-        let post = bridge.ringback.withLock { ringback -> Bool in
-            ringback.alerted = ringback.alerted.filter { !hub.hasEnded($0) }
-            let before = ringback.ringing.count
-            ringback.ringing = ringback.ringing.filter { !hub.hasEnded($0) }
-            return ringback.ringing.count != before || (ringback.ringing.isEmpty && ringback.port != nil)
+        let post = bridge.media.withLock { media -> Bool in
+            media.ringback.alerted = media.ringback.alerted.filter { !hub.hasEnded($0) }
+            let before = media.ringback.ringing.count
+            media.ringback.ringing = media.ringback.ringing.filter { !hub.hasEnded($0) }
+            return media.ringback.ringing.count != before || (media.ringback.ringing.isEmpty && media.ringback.port != nil)
         }
         if post { reconcileRingback(bridge: bridge) }
     }

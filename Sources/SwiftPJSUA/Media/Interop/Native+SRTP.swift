@@ -14,6 +14,13 @@ enum SRTPSupport {
     }
 }
 
+/// The keying a call's streams negotiated (``MediaState/negotiatedKeying``): by stream index,
+/// read for the call with `generation`.
+struct NegotiatedKeying: Sendable {
+    var generation: UInt64
+    var keying: [Int: SRTPConfiguration.Keying]
+}
+
 extension Native {
     // MARK: SRTP
 
@@ -37,18 +44,9 @@ extension Native {
         }
     }
 
-    /// The keying each call slot's streams negotiated, as last read in a media callback,
-    /// with the generation of the call it was read for (a reused slot's entry is stale).
-    private static let negotiatedKeying = Protected<[pjsua_call_id: NegotiatedKeying]>([:])
-
-    private struct NegotiatedKeying: Sendable {
-        var generation: UInt64
-        var keying: [Int: SRTPConfiguration.Keying]
-    }
-
     /// Reads which keying each of the call's streams negotiated, from the active SDP.
     /// Call only from a call callback (`on_call_media_state`), where pjsua holds the dialog.
-    static func recordSRTPKeying(_ slot: pjsua_call_id, call: Call) {
+    static func recordSRTPKeying(_ slot: pjsua_call_id, call: Call, bridge: EngineBridge) {
         var keying: [Int: SRTPConfiguration.Keying] = [:]
         // PJSUA_MAX_CALL_MEDIA is at most 16; past the SDP's last m= line the shim answers -1.
         for index in 0..<16 {
@@ -58,7 +56,7 @@ extension Native {
             default: break
             }
         }
-        negotiatedKeying.withLock { $0[slot] = NegotiatedKeying(generation: call.generation, keying: keying) }
+        bridge.media.withLock { $0.negotiatedKeying[slot] = NegotiatedKeying(generation: call.generation, keying: keying) }
     }
 
     /// The SRTP session of one of a call's streams; `nil` for plain RTP (no SRTP transport,
@@ -73,8 +71,8 @@ extension Native {
             cpj_call_srtp_info(slot, UInt32(mediaIndex), &active, suite.baseAddress, UInt32(suite.count))
         }
         guard found != 0 else { return nil }
-        let keying = negotiatedKeying.withLock { table -> SRTPConfiguration.Keying? in
-            guard let entry = table[slot], entry.generation == call.generation else { return nil }
+        let keying = EngineBridge.active()?.media.withLock { media -> SRTPConfiguration.Keying? in
+            guard let entry = media.negotiatedKeying[slot], entry.generation == call.generation else { return nil }
             return entry.keying[mediaIndex]
         }
         guard active != 0 else { return keying.map { SRTPSession(cryptoSuite: nil, keying: $0) } }

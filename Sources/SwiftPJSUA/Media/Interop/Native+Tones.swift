@@ -66,12 +66,14 @@ extension Native {
             throw PJ.error(status, failed.map { String(cString: $0) } ?? "pjmedia_tonegen_create")
         }
         let tonePort = TonePort(slot: slot, call: call, once: !loop, port: port, pool: pool)
-        bridge.livePorts.withLock { $0[ObjectIdentifier(tonePort)] = tonePort }
-        if let call {
-            bridge.media.withLock { plan in
-                plan.sources[call.generation, default: []].append(slot)
-                plan.bridgePorts[call.generation, default: []].append(tonePort)
+        bridge.media.withLock { media in
+            media.livePorts[ObjectIdentifier(tonePort)] = tonePort
+            if let call {
+                media.plan.sources[call.generation, default: []].append(slot)
+                media.plan.bridgePorts[call.generation, default: []].append(tonePort)
             }
+        }
+        if let call {
             connect(bridge: bridge, call: call, source: slot, sink: nil)
         } else {
             pjsua_conf_connect(slot, 0)
@@ -85,8 +87,8 @@ extension Native {
     /// so that one-shot tones (a beep per key press) do not hold conference slots, which
     /// every call's audio needs too, until their call ends. Engine thread.
     static func removeFinishedTones(bridge: EngineBridge) {
-        let finished = bridge.livePorts.withLock { ports in
-            ports.values.compactMap { $0 as? TonePort }.filter(\.once)
+        let finished = bridge.media.withLock { media in
+            media.livePorts.values.compactMap { $0 as? TonePort }.filter(\.once)
         }.filter(\.hasFinished)
         for port in finished { detach(bridge: bridge, port: port, of: port.call) }
     }

@@ -196,7 +196,7 @@ extension Native {
     /// stream's packet count stood still for their account's timeout. Engine thread.
     static func superviseMedia(bridge: EngineBridge, now: ContinuousClock.Instant) {
         let watch = bridge.deadPeers
-        let accounts = bridge.callAccounts.withLock { $0 }
+        let accounts = bridge.calls.withLock { $0.callAccounts }
         for call in bridge.hub.liveCalls.keys {
             // Cheap first: a call of an account without a timeout costs no pjsua call.
             if let account = accounts[call.generation], watch.settings(of: account).mediaInactivityTimeout == nil {
@@ -296,7 +296,7 @@ func onTransportState(
     let reason = info.map { PJ.describe($0.pointee.status) } ?? ""
     var actions: [(Call, TransportLossPolicy)] = []
     for call in calls where !bridge.hub.hasEnded(call) {
-        let account = bridge.callAccounts.withLock { $0[call.generation] }
+        let account = bridge.calls.withLock { $0.callAccounts[call.generation] }
         let policy = bridge.deadPeers.settings(of: account).transportLossPolicy
         bridge.hub.emit(
             .transportLoss(TransportLoss(call: call, connection: connection, reason: reason, action: policy)))

@@ -80,6 +80,6 @@ func onIPChangeProgress(
         return
     }
     progress.error = error
-    if progress.step == .completed { bridge.networkChangeUntil.withLock { $0 = nil } }
+    if progress.step == .completed { bridge.network.withLock { $0.inProgressUntil = nil } }
     bridge.hub.emit(.networkChange(progress))
 }
