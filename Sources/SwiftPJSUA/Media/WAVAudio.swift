@@ -63,9 +63,12 @@ public struct WAVAudio: Sendable, Equatable {
     /// - Throws: ``ReadError``.
     public init(data: Data) throws(ReadError) {
         let bytes = [UInt8](data)
-        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func u32(_ at: Int) -> Int {
+            Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+        }
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
-        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8) else {
+        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8)
+        else {
             throw .notWAV
         }
         var offset = 12
@@ -119,8 +122,16 @@ public struct WAVAudio: Sendable, Equatable {
     /// The file's bytes: a canonical 44-byte header and the samples, little-endian.
     public var data: Data {
         var out = Data()
-        func put32(_ v: Int) { withUnsafeBytes(of: UInt32(v).littleEndian) { out.append(contentsOf: $0) } }
-        func put16(_ v: Int) { withUnsafeBytes(of: UInt16(v).littleEndian) { out.append(contentsOf: $0) } }
+        // Little-endian, lowest byte first, whatever the host's byte order.
+        func put32(_ v: Int) {
+            let value = UInt32(v)
+            for shift: UInt32 in [0, 8, 16, 24] { out.append(UInt8(truncatingIfNeeded: value >> shift)) }
+        }
+        func put16(_ v: Int) {
+            let value = UInt16(v)
+            out.append(UInt8(truncatingIfNeeded: value))
+            out.append(UInt8(truncatingIfNeeded: value >> 8))
+        }
         let dataSize = samples.count * 2
         out.append(contentsOf: Array("RIFF".utf8)); put32(36 + dataSize)
         out.append(contentsOf: Array("WAVE".utf8))
