@@ -166,7 +166,9 @@ extension PJSUA {
     /// - Throws: ``PJSUAUsageError/unknownAccount(_:)`` for a stale handle (also when the
     ///   account was removed while this call waited).
     @discardableResult
-    public func removeAccount(_ account: Account, deadline: Duration = .seconds(5)) async throws -> RegistrationOutcome? {
+    public func removeAccount(
+        _ account: Account, deadline: Duration = .seconds(5)
+    ) async throws -> RegistrationOutcome? {
         let runtime = try runtime()
         var slot = try liveSlot(account)
         runtime.bridge.accountRecords.setWantsRegistration(account, false)

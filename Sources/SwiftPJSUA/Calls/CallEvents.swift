@@ -25,8 +25,8 @@ public struct IncomingCall: Sendable, Hashable {
     /// Creates the payload; the engine fills it from `on_incoming_call` (or
     /// `on_call_replaced`, with `replaces`).
     public init(
-        account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool, headers: [SIPHeader] = [],
-        replaces: Call? = nil
+        account: Account, call: Call, sipCallID: String, from: SIPAddress, offeredVideo: Bool,
+        headers: [SIPHeader] = [], replaces: Call? = nil
     ) {
         self.account = account
         self.call = call

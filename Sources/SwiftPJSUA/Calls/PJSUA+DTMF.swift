@@ -14,8 +14,8 @@ extension PJSUA {
     ///   - duration: each digit's length: `Duration=` in ms for SIP INFO; for RFC 4733 the
     ///     events' duration from pjproject 2.14 on, while 2.12 sends pjmedia's fixed
     ///     `PJMEDIA_DTMF_DURATION` of 1600 timestamp units: 200 ms with an 8 kHz codec (PCMU,
-    ///     PCMA, G.722), but 33 ms with opus (48 kHz), shorter than many receivers accept. A hold or resume that follows waits
-    ///     until queued RFC 4733 digits have been sent.
+    ///     PCMA, G.722), but 33 ms with opus (48 kHz), shorter than many receivers accept. A
+    ///     hold or resume that follows waits until queued RFC 4733 digits have been sent.
     /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)`` for an empty string or another
     ///   character; ``PJSUAUsageError/invalidArgument(_:)`` for a duration outside 1 ms–10 s;
     ///   ``PJSUAUsageError/unknownCall(_:)``;

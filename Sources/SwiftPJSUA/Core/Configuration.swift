@@ -10,7 +10,8 @@ public struct Configuration: Sendable {
     /// Where log lines go; `nil` discards them.
     public var logHandler: (any PJSUALogHandler)?
     /// The most calls the engine holds at once, 1 up to the pjproject build's limit
-    /// (`PJSUA_MAX_CALLS`, 1024 in the provisioned build; ``PJSUA/compiledCallLimit``). INVITEs beyond it are answered 486.
+    /// (`PJSUA_MAX_CALLS`, 1024 in the provisioned build; ``PJSUA/compiledCallLimit``).
+    /// INVITEs beyond it are answered 486.
     public var maxCalls: Int
     /// Media settings.
     public var media: MediaConfiguration

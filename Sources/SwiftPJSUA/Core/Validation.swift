@@ -21,7 +21,10 @@ protocol Validatable {
 /// one of 254 characters or more), and a port 1-65535 when given.
 enum HostPort {
     static func isValid(_ text: String, allowsPort: Bool = true) -> Bool {
-        guard !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        guard
+            !text.unicodeScalars.contains(where: {
+                $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F
+            })
         else { return false }
         var host = Substring(text)
         var port: Substring?

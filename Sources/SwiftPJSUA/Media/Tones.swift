@@ -31,7 +31,9 @@ public struct Tone: Sendable, Hashable {
     public static func dtmf(
         _ digit: Character, duration: Duration = .milliseconds(100), pause: Duration = .milliseconds(50)
     ) -> Tone? {
-        let keys: [[Character]] = [["1", "2", "3", "A"], ["4", "5", "6", "B"], ["7", "8", "9", "C"], ["*", "0", "#", "D"]]
+        let keys: [[Character]] = [
+            ["1", "2", "3", "A"], ["4", "5", "6", "B"], ["7", "8", "9", "C"], ["*", "0", "#", "D"],
+        ]
         let rows = [697, 770, 852, 941]
         let columns = [1209, 1336, 1477, 1633]
         // Upper case may be several characters (ß → SS): none of those is a key.
@@ -61,9 +63,13 @@ public struct Tone: Sendable, Hashable {
     // MARK: Call progress tones (ITU-T E.180 values)
 
     /// North American ringback: 440 + 480 Hz, 2 s on, 4 s off. Loop it.
-    public static let ringbackNorthAmerica = [Tone(frequency: 440, secondFrequency: 480, duration: .seconds(2), pause: .seconds(4))]
+    public static let ringbackNorthAmerica = [
+        Tone(frequency: 440, secondFrequency: 480, duration: .seconds(2), pause: .seconds(4))
+    ]
     /// North American busy: 480 + 620 Hz, 0.5 s on, 0.5 s off. Loop it.
-    public static let busyNorthAmerica = [Tone(frequency: 480, secondFrequency: 620, duration: .milliseconds(500), pause: .milliseconds(500))]
+    public static let busyNorthAmerica = [
+        Tone(frequency: 480, secondFrequency: 620, duration: .milliseconds(500), pause: .milliseconds(500))
+    ]
     /// European (CEPT) ringback: 425 Hz, 1 s on, 4 s off. Loop it.
     public static let ringbackEurope = [Tone(frequency: 425, duration: .seconds(1), pause: .seconds(4))]
     /// European (CEPT) busy: 425 Hz, 0.5 s on, 0.5 s off. Loop it.

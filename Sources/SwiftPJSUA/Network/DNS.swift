@@ -35,7 +35,8 @@ import Foundation
 /// -->
 /// ```swift
 /// var configuration = Configuration()
-/// configuration.dns = DNSConfiguration(nameservers: [try Nameserver("192.0.2.53"), try Nameserver("[2001:db8::53]:5353")])
+/// configuration.dns = DNSConfiguration(
+///     nameservers: [try Nameserver("192.0.2.53"), try Nameserver("[2001:db8::53]:5353")])
 /// try await engine.start(configuration)
 /// let alice = AccountConfiguration(
 ///     identity: "sip:alice@example.com", registrar: "sip:example.com",
@@ -103,7 +104,8 @@ extension DNSConfiguration: Validatable {
             _ = try Nameserver(host: nameserver.host, port: nameserver.port)
         }
         guard queryRetransmitInterval >= .milliseconds(1), queryRetransmitInterval <= .seconds(3600) else {
-            throw .invalidConfiguration("dns.queryRetransmitInterval must be 1 ms...1 h, got \(queryRetransmitInterval)")
+            throw .invalidConfiguration(
+                "dns.queryRetransmitInterval must be 1 ms...1 h, got \(queryRetransmitInterval)")
         }
         guard (0...100).contains(queryRetransmissions) else {
             throw .invalidConfiguration("dns.queryRetransmissions must be 0...100, got \(queryRetransmissions)")

@@ -44,7 +44,8 @@ public struct NetworkMonitorError: LocalizedError, Sendable, Hashable, CustomStr
     /// For example `cannot watch the network: socket(AF_NETLINK) failed: Operation not permitted (1)`.
     public var description: String {
         guard errorNumber != 0 else { return "cannot watch the network: \(operation)" }
-        return "cannot watch the network: \(operation) failed: \(String(cString: strerror(errorNumber))) (\(errorNumber))"
+        let reason = String(cString: strerror(errorNumber))
+        return "cannot watch the network: \(operation) failed: \(reason) (\(errorNumber))"
     }
 
     /// The same as ``description``.

@@ -210,7 +210,8 @@ extension Native {
         return AccountInfo(
             account: account, identity: PJ.string(info.acc_uri), isDefault: info.is_default != 0,
             hasRegistration: info.has_registration != 0, isRegistered: registered,
-            statusCode: code, reason: answered ? reason(of: lastOutcome, code: code) ?? PJ.string(info.status_text) : "",
+            statusCode: code,
+            reason: answered ? reason(of: lastOutcome, code: code) ?? PJ.string(info.status_text) : "",
             expiresIn: registered ? .seconds(Int64(info.expires)) : .zero,
             isOnline: info.online_status != 0)
     }

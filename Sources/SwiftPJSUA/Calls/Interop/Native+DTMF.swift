@@ -3,7 +3,9 @@ import CPJSIP
 extension Native {
     // MARK: DTMF
 
-    static func sendDTMF(_ slot: pjsua_call_id, digits: String, method: DTMFMethod, milliseconds: Int) throws(PJSUAError) {
+    static func sendDTMF(
+        _ slot: pjsua_call_id, digits: String, method: DTMFMethod, milliseconds: Int
+    ) throws(PJSUAError) {
         var param = pjsua_call_send_dtmf_param()
         pjsua_call_send_dtmf_param_default(&param)
         param.method = method == .sipInfo ? PJSUA_DTMF_METHOD_SIP_INFO : PJSUA_DTMF_METHOD_RFC2833

@@ -71,7 +71,9 @@ extension Native {
 
     /// REFER on `slot` whose Refer-To is `other`'s remote Contact with a `Replaces` for
     /// `other`'s dialog (see ``ReplacesTarget``), sent with `pjsua_call_xfer`.
-    static func transfer(_ slot: pjsua_call_id, replacing other: pjsua_call_id, headers: [SIPHeader]) throws(PJSUAError) {
+    static func transfer(
+        _ slot: pjsua_call_id, replacing other: pjsua_call_id, headers: [SIPHeader]
+    ) throws(PJSUAError) {
         let target = try dialogIdentity(other)
         try transfer(slot, to: target.referTo, headers: headers)
     }
@@ -141,5 +143,6 @@ func onTransferRequest(
         // The new call is audio only, like every call the engine makes.
         cpj_call_setting_audio_only(setting)
     }
-    bridge.hub.emit(.transferRequest(TransferRequestAnswer(call: call, target: request.target, statusCode: Int(code.pointee.rawValue))))
+    bridge.hub.emit(.transferRequest(TransferRequestAnswer(
+        call: call, target: request.target, statusCode: Int(code.pointee.rawValue))))
 }

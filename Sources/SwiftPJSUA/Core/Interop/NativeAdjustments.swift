@@ -22,8 +22,9 @@ public import CPJSIP
 /// ```
 ///
 /// Threading: the closure runs on the engine thread, synchronously, inside the engine method
-/// that builds the struct (`start`, `addAccount`, `modifyAccount`, `makeCall`, `answer`). It must not block and must not call into the engine (that would wait for the
-/// engine thread it runs on); it may call pjsua's own functions that the engine thread may call.
+/// that builds the struct (`start`, `addAccount`, `modifyAccount`, `makeCall`, `answer`). It
+/// must not block and must not call into the engine (that would wait for the engine thread it
+/// runs on); it may call pjsua's own functions that the engine thread may call.
 ///
 /// Equality: two adjustments are equal when one is a copy of the other (they compare by an
 /// identity made when the adjustment is created, since closures cannot be compared), so an

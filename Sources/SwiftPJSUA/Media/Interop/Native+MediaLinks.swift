@@ -34,7 +34,8 @@ struct MediaPlan {
         conferenceSlots[generation] = nil
         callLinks = callLinks.filter { $0.from != generation && $0.to != generation }
         let owned = (
-            (players[generation] ?? []).map(\.id), (recorders[generation] ?? []).map(\.id), bridgePorts[generation] ?? []
+            (players[generation] ?? []).map(\.id), (recorders[generation] ?? []).map(\.id),
+            bridgePorts[generation] ?? []
         )
         players[generation] = nil
         recorders[generation] = nil
@@ -54,10 +55,11 @@ extension Native {
         let own = info.audioConferenceSlots
         let (sources, sinks, muted, outgoing, incoming) = bridge.media.withLock { media in
             media.plan.conferenceSlots[generation] = own
-            let outgoing = media.plan.callLinks.filter { $0.from == generation }.flatMap { media.plan.conferenceSlots[$0.to] ?? [] }
-            let incoming = media.plan.callLinks.filter { $0.to == generation }.flatMap { media.plan.conferenceSlots[$0.from] ?? [] }
+            let plan = media.plan
+            let outgoing = plan.callLinks.filter { $0.from == generation }.flatMap { plan.conferenceSlots[$0.to] ?? [] }
+            let incoming = plan.callLinks.filter { $0.to == generation }.flatMap { plan.conferenceSlots[$0.from] ?? [] }
             return (
-                media.plan.sources[generation] ?? [], media.plan.sinks[generation] ?? [], media.plan.muted.contains(generation),
+                plan.sources[generation] ?? [], plan.sinks[generation] ?? [], plan.muted.contains(generation),
                 outgoing, incoming
             )
         }
@@ -101,7 +103,8 @@ extension Native {
             let involved = media.plan.callLinks.filter { $0.from == call.generation || $0.to == call.generation }
             media.plan.callLinks.subtract(involved)
             let peers = Set(involved.map { $0.from == call.generation ? $0.to : $0.from })
-            return (media.plan.conferenceSlots[call.generation] ?? [], peers.flatMap { media.plan.conferenceSlots[$0] ?? [] })
+            let slots = media.plan.conferenceSlots
+            return (slots[call.generation] ?? [], peers.flatMap { slots[$0] ?? [] })
         }
         for slot in own {
             for other in others {

@@ -37,7 +37,9 @@ extension Native {
         let timeout = UInt32(mediaPortCloseTimeout.milliseconds)
         var closed = true
         for id in players where cpj_player_destroy_and_wait(id, timeout) == cpj_status_etimedout() { closed = false }
-        for id in recorders where cpj_recorder_destroy_and_wait(id, timeout) == cpj_status_etimedout() { closed = false }
+        for id in recorders where cpj_recorder_destroy_and_wait(id, timeout) == cpj_status_etimedout() {
+            closed = false
+        }
         return closed
     }
 
@@ -88,7 +90,9 @@ extension Native {
                 media.plan.sources[player.call.generation]?.removeAll { $0 == port }
                 return true
             }
-            if let recorder, var ids = media.plan.recorders[recorder.call.generation], let i = ids.firstIndex(of: recorder) {
+            if let recorder, var ids = media.plan.recorders[recorder.call.generation],
+                let i = ids.firstIndex(of: recorder)
+            {
                 ids.remove(at: i)
                 media.plan.recorders[recorder.call.generation] = ids
                 let port = pjsua_recorder_get_conf_port(recorder.id)

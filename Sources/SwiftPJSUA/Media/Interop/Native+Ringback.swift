@@ -40,7 +40,8 @@ extension Native {
             if state == .early, lastStatus == 180 { media.ringback.alerted.insert(call) }
             if state != .early { media.ringback.alerted.remove(call) }
             let rings = state == .early && media.ringback.alerted.contains(call) && !earlyMedia
-            let changed = rings ? media.ringback.ringing.insert(call).inserted : media.ringback.ringing.remove(call) != nil
+            let changed =
+                rings ? media.ringback.ringing.insert(call).inserted : media.ringback.ringing.remove(call) != nil
             guard changed, !media.ringback.scheduled else { return false }
             media.ringback.scheduled = true
             return true
@@ -81,7 +82,8 @@ extension Native {
             media.ringback.alerted = media.ringback.alerted.filter { !hub.hasEnded($0) }
             let before = media.ringback.ringing.count
             media.ringback.ringing = media.ringback.ringing.filter { !hub.hasEnded($0) }
-            return media.ringback.ringing.count != before || (media.ringback.ringing.isEmpty && media.ringback.port != nil)
+            let idle = media.ringback.ringing.isEmpty && media.ringback.port != nil
+            return media.ringback.ringing.count != before || idle
         }
         if post { reconcileRingback(bridge: bridge) }
     }

@@ -56,7 +56,8 @@ extension Native {
             default: break
             }
         }
-        bridge.media.withLock { $0.negotiatedKeying[slot] = NegotiatedKeying(generation: call.generation, keying: keying) }
+        let negotiated = NegotiatedKeying(generation: call.generation, keying: keying)
+        bridge.media.withLock { $0.negotiatedKeying[slot] = negotiated }
     }
 
     /// The SRTP session of one of a call's streams; `nil` for plain RTP (no SRTP transport,

@@ -46,7 +46,9 @@ extension Native {
     /// Starts a tone generator playing `tones` and links it to `call`'s transmitted audio
     /// (kept across media changes, removed when the call ends), or to the sound device
     /// (slot 0) when `call` is `nil`.
-    static func attachTones(bridge: EngineBridge, call: Call?, tones: [Tone], loop: Bool) throws(PJSUAError) -> TonePlayer {
+    static func attachTones(
+        bridge: EngineBridge, call: Call?, tones: [Tone], loop: Bool
+    ) throws(PJSUAError) -> TonePlayer {
         var descriptions = tones.map { tone in
             var description = pjmedia_tone_desc()
             description.freq1 = Int16(tone.frequency)

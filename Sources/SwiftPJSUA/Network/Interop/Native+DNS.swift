@@ -30,7 +30,8 @@ extension Native {
             }
         }
         withExtendedLifetime(scope) {}
-        try PJ.check(status, "pj_dns_resolver_set_ns", subject: dns.nameservers.map(\.description).joined(separator: ", "))
+        try PJ.check(
+            status, "pj_dns_resolver_set_ns", subject: dns.nameservers.map(\.description).joined(separator: ", "))
     }
 
     /// Before `pjsua_destroy`: hands the DNS resolver back to pjsip, which destroys it.

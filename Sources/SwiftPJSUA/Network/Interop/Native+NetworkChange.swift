@@ -49,7 +49,8 @@ func onIPChangeProgress(
             progress.account = Handles.account(update.acc_id)
             progress.isRegistration = update.is_register != 0
             if update.is_register != 0 { progress.statusCode = Int(update.code) }
-            if update.is_register != 0, status != pj_status_t(PJ_SUCCESS.rawValue) || !(200..<300).contains(update.code),
+            if update.is_register != 0,
+                status != pj_status_t(PJ_SUCCESS.rawValue) || !(200..<300).contains(update.code),
                 let account = progress.account
             {
                 bridge.accountRecords.scheduleAfterFailedNetworkChange(account)
