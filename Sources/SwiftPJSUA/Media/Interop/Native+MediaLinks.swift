@@ -49,7 +49,7 @@ extension Native {
 
     /// Connects each active or remote-hold audio stream of `call` to the sound device port
     /// both ways (as pjsua's own app does) and re-applies the players and recorders kept in
-    /// the media media.plan. Idempotent: pjsua ignores a link that already exists.
+    /// the media plan. Idempotent: pjsua ignores a link that already exists.
     static func applyMediaLinks(bridge: EngineBridge, call: Call, info: NativeCallInfo) {
         let generation = call.generation
         let own = info.audioConferenceSlots
