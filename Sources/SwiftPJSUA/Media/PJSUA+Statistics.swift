@@ -1,0 +1,55 @@
+extension PJSUA {
+    // MARK: Quality
+
+    /// RTP/RTCP counters of one of a call's media streams. Wraps `pjsua_call_get_stream_stat`.
+    /// - Parameters:
+    ///   - call: a call with media.
+    ///   - mediaIndex: the stream's index in the SDP (0 for the usual single audio).
+    /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the stream has no
+    ///   statistics (no such index, or media not set up).
+    public func streamStatistics(_ call: Call, mediaIndex: Int = 0) throws -> StreamStatistics {
+        let slot = try liveSlot(call)
+        return try Native.streamStatistics(slot, mediaIndex: mediaIndex)
+    }
+
+    /// Periodic RTP/RTCP statistics of a call's first audio stream, ending with the call.
+    ///
+    /// Yields a ``StreamStatistics`` snapshot every `interval` while the call has media and
+    /// finishes right after the call's terminal event (or at once for an ended call). Keeps
+    /// only the newest snapshot for a slow consumer. Wraps `pjsua_call_get_stream_stat`.
+    /// - Parameters:
+    ///   - call: the call to sample.
+    ///   - interval: the sampling period, at least 10 ms.
+    public nonisolated func quality(of call: Call, every interval: Duration = .seconds(1)) -> AsyncStream<
+        StreamStatistics
+    > {
+        let events = events(for: call)
+        let period = max(interval, .milliseconds(10))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: StreamStatistics.self, bufferingPolicy: .bufferingNewest(1))
+        let sampler = Task { [weak self] in
+            await withTaskGroup(of: Void.self) { group in
+                // Ends the sampling when the call's event stream ends.
+                group.addTask { for await _ in events {} }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: period)
+                        guard let engine = self, !Task.isCancelled else { return }
+                        do {
+                            continuation.yield(try await engine.streamStatistics(call))
+                        } catch PJSUAUsageError.unknownCall {
+                            return
+                        } catch {
+                            // No media yet (or held without a stream): try again next period.
+                        }
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in sampler.cancel() }
+        return stream
+    }
+}
