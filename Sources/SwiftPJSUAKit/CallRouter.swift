@@ -92,7 +92,7 @@ public actor CallRouter {
     private var registry = CallRegistry()
     /// Call-ID → UUID of live calls, of pushes claimed by ``claimCallUUID(for:)`` and, for
     /// ``pushTimeToLive`` after they end, of ended calls (so a late push is not a new call).
-    private let claims = Locked<[String: Claim]>([:])
+    private let claims = Protected<[String: Claim]>([:])
     private var tracks: [UUID: Track] = [:]
     private var hints: [Account: String] = [:]
     private var boundAccounts: [Account] = []

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftPJSUA
 
 /// Joins the report PushKit forces to be made synchronously with the router's later report of
 /// the same call, so the system is told of each call once.
@@ -16,7 +17,7 @@ final class IncomingCallReports: Sendable {
         case finished((any Error)?)
     }
 
-    private let reports = Locked<[UUID: Report]>([:])
+    private let reports = Protected<[UUID: Report]>([:])
 
     /// A report for `call` was just handed to the system.
     func reportStarted(_ call: UUID) {

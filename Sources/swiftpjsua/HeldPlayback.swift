@@ -1,3 +1,4 @@
+import Foundation
 import SwiftPJSUA
 
 /// `--play` on calls: the file plays into a call while its audio is sent, and stops while
@@ -11,11 +12,19 @@ struct HeldPlayback {
 
     init(file: String?) { self.file = file }
 
+    /// A `--play` file must exist before anything is dialled or answered.
+    static func requireReadable(_ file: String?) throws(UsageError) {
+        guard let file else { return }
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            throw UsageError(message: "--play: cannot read \(file)")
+        }
+    }
+
     /// Starts or stops the file for `change.call` as its audio stream now stands.
     mutating func update(_ change: CallMediaChange, engine: PJSUA, printer: EventPrinter) async throws {
         guard let file else { return }
         let call = change.call
-        let sending = change.media.contains { $0.type == .audio && ($0.status == .active || $0.status == .remoteHold) }
+        let sending = change.media.contains(where: \.isFlowingAudio)
         if sending, players[call] == nil {
             players[call] = try await engine.play(file: file, into: call, loop: true)
         } else if !sending, let player = players.removeValue(forKey: call) {

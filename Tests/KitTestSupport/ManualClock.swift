@@ -1,5 +1,6 @@
 import Foundation
 import PJSUATestSupport
+import SwiftPJSUA
 
 /// A clock that moves only when the test calls ``advance(by:)``.
 ///

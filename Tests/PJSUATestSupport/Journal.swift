@@ -1,4 +1,5 @@
 import Foundation
+import SwiftPJSUA
 
 /// An append-only list of records that a test can wait on, with a deadline, until it
 /// satisfies a condition. Waiters are woken by appends; nothing polls or sleeps. Once

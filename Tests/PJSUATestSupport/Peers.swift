@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SwiftPJSUA
 
 /// Paths inside this repository.
 public enum Repository {

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftPJSUA
 
 /// How a NAT box between a client segment and the public segment maps and filters UDP.
 ///

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import PJSUATestSupport
-import Synchronization
 import Testing
 
 @testable import SwiftPJSUA
@@ -14,7 +13,7 @@ func currentThreadID() -> UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_s
 
 /// Records every pjsip log line with the thread that produced it.
 final class ThreadRecordingLog: PJSUALogHandler {
-    private let state = PJSUATestSupport.Protected<(lines: [String], threads: Set<UInt>)>(([], []))
+    private let state = Protected<(lines: [String], threads: Set<UInt>)>(([], []))
     func log(level: Int, message: String) {
         let thread = currentThreadID()
         state.withLock {
@@ -28,15 +27,15 @@ final class ThreadRecordingLog: PJSUALogHandler {
 
 /// The threads the test's own code ran on (tasks of the cooperative pool, dispatch queues).
 final class DriverThreads: Sendable {
-    private let threads = PJSUATestSupport.Protected<Set<UInt>>([])
+    private let threads = Protected<Set<UInt>>([])
     func mark() { _ = threads.withLock { $0.insert(currentThreadID()) } }
     var all: Set<UInt> { threads.withLock { $0 } }
 }
 
 /// Holds the only reference to an engine so that it can be dropped on a chosen thread.
 final class EngineBox: Sendable {
-    private let engine: PJSUATestSupport.Protected<PJSUA?>
-    init(_ engine: PJSUA) { self.engine = PJSUATestSupport.Protected(engine) }
+    private let engine: Protected<PJSUA?>
+    init(_ engine: PJSUA) { self.engine = Protected(engine) }
     func take() -> PJSUA? { engine.withLock { engine in
         let taken = engine
         engine = nil
@@ -175,7 +174,7 @@ extension EngineTests {
         try await EngineHarness.run(maxCalls: 64) { h in
             let engine = h.engine
             let stream = engine.events
-            let handled = Locked(0)
+            let handled = Protected(0)
             let consumer = Task {
                 for await event in stream {
                     handled.withLock { $0 += 1 }

@@ -1,6 +1,5 @@
 import CPJSIP
 import Foundation
-import Synchronization
 import PJSUATestSupport
 import Testing
 
@@ -35,7 +34,7 @@ struct ExecutorTests {
     @Test("Posted work runs in FIFO order, and stop drains what was queued")
     func fifoAndDrain() {
         let executor = EngineExecutor(name: "test-fifo")
-        let seen = PJSUATestSupport.Protected<[Int]>([])
+        let seen = Protected<[Int]>([])
         let gate = DispatchSemaphore(value: 0)
         executor.post { gate.wait() }
         for n in 0..<500 { executor.post { seen.withLock { $0.append(n) } } }

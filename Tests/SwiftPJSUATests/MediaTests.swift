@@ -1,12 +1,11 @@
 import Foundation
 import PJSUATestSupport
 import SwiftPJSUA
-import Synchronization
 import Testing
 
 /// Collects pjsip's log lines.
 final class CapturedLog: PJSUALogHandler {
-    private let lines = Mutex<[String]>([])
+    private let lines = Protected<[String]>([])
     func log(level: Int, message: String) { lines.withLock { $0.append(message) } }
     var all: [String] { lines.withLock { $0 } }
 }

@@ -3,7 +3,6 @@ import KitTestSupport
 import PJSUATestSupport
 import SwiftPJSUA
 import SwiftPJSUAKit
-import Synchronization
 import Testing
 
 // Issue 15 items 1 and 4: an INVITE with Replaces (RFC 3891) for one of our calls, from a
@@ -98,7 +97,7 @@ extension EngineTests {
 
             // The replacing INVITE names the first dialog from the engine's side:
             // to-tag = the engine's tag, from-tag = ours (RFC 3891 §3).
-            let seen = Mutex<[ReplaceRequest]>([])
+            let seen = Protected<[ReplaceRequest]>([])
             try await h.engine.setReplaceRequestHandler { request in
                 seen.withLock { $0.append(request) }
                 return .accept

@@ -1,7 +1,6 @@
 import Foundation
 import PJSUATestSupport
 import SwiftPJSUA
-import Synchronization
 import Testing
 
 // The four stress tests of issue 5. Each is bounded (a deadline on every wait, a time limit
@@ -72,9 +71,6 @@ extension PJSUAEvent {
         return nil
     }
 }
-
-/// A value behind a lock that ThreadSanitizer sees, shareable between tasks.
-typealias Locked<Value> = PJSUATestSupport.Protected<Value>
 
 /// What one call's own event stream showed.
 struct CallRecord: Sendable {
@@ -239,7 +235,7 @@ extension EngineTests {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let total = 200
-        let answerErrors = Locked<[Call: any Error]>([:])
+        let answerErrors = Protected<[Call: any Error]>([:])
         let clock = ContinuousClock()
         let began = clock.now
         let (book, sippResult, lateAnswers) = try await EngineHarness.run(maxCalls: 64) { h in

@@ -50,7 +50,7 @@
         private let reports = IncomingCallReports()
         private let inputs = AsyncStream<Input>.makeStream()
         /// Whether ``deliverActions(to:)`` has run: the stream has one consumer.
-        private let delivering = Locked(false)
+        private let delivering = Protected(false)
 
         /// Creates the provider and becomes its delegate (callbacks on the main queue).
         /// - Parameter configuration: the app's CallKit configuration (name, icon, ringtone,

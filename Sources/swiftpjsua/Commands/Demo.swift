@@ -1,12 +1,21 @@
 import Foundation
 import SwiftPJSUA
-import Synchronization
 
 /// `swiftpjsua demo`: the engine calls itself over loopback and checks that audio flowed.
-enum Demo {
+struct Demo: Command {
+    static let valuedOptions = EngineOptions.valued
+    static let flagOptions = EngineOptions.flags
+    static let interruptedStatus: Int32 = 130
     static let toneFrequency = 1000.0
 
-    static func run(_ options: Options) async throws -> Int32 {
+    let engineOptions: EngineOptions
+
+    init(_ options: Options) throws(UsageError) {
+        // The demo calls itself: over loopback unless told otherwise.
+        engineOptions = try EngineOptions(options, port: 0, defaultBind: "127.0.0.1")
+    }
+
+    func run() async throws -> Int32 {
         let printer = EventPrinter()
         let engine = PJSUA()
         let signals = SignalShutdown.shared
@@ -17,9 +26,8 @@ enum Demo {
         defer { try? FileManager.default.removeItem(at: workDir) }
         let toneFile = workDir.appendingPathComponent("tone-1khz.wav")
         let recordingFile = workDir.appendingPathComponent("received.wav")
-        // The demo calls itself: over loopback unless told otherwise.
-        let config = try configuration(options: options, port: 0, defaultBind: "127.0.0.1")
-        try WAVAudio.tone(frequency: toneFrequency, duration: .seconds(5), sampleRate: config.media.clockRate)
+        let config = engineOptions.configuration
+        try WAVAudio.tone(frequency: Self.toneFrequency, duration: .seconds(5), sampleRate: config.media.clockRate)
             .write(to: toneFile)
 
         let events = engine.timestampedEvents
@@ -38,8 +46,9 @@ enum Demo {
         var ended: Set<Call> = []
         var audioStarted = false
         var codec = "?"
-        let statistics = Shared<(sent: StreamStatistics?, received: StreamStatistics?)>((nil, nil))
-        let hungUpAt = Shared<ContinuousClock.Instant?>(nil)
+        // Set by the task that hangs up, read once the event loop has ended.
+        let statistics = Protected<(sent: StreamStatistics?, received: StreamStatistics?)>((nil, nil))
+        let hungUpAt = Protected<ContinuousClock.Instant?>(nil)
         var disconnectedAt: [Call: ContinuousClock.Instant] = [:]
         var offered: [MediaType] = []
         // A bound on the whole demo: if something stalls, shut down and report failure.
@@ -75,14 +84,15 @@ enum Demo {
                 codec = (try? await engine.callInfo(caller).audioCodec ?? "?") ?? "?"
                 try await engine.play(file: toneFile.path, into: caller, loop: true)
                 try await engine.record(callee, to: recordingFile.path)
-                printer.line("playing a \(Int(toneFrequency)) Hz tone into the caller leg, recording the callee leg")
+                let tone = Int(Self.toneFrequency)
+                printer.line("playing a \(tone) Hz tone into the caller leg, recording the callee leg")
                 Task {
                     try await Task.sleep(for: .seconds(3))
                     let sent = try? await engine.streamStatistics(caller)
                     let received = try? await engine.streamStatistics(callee)
-                    statistics.set((sent, received))
+                    statistics.withLock { $0 = (sent, received) }
                     printer.line("hanging up")
-                    hungUpAt.set(.now)
+                    hungUpAt.withLock { $0 = .now }
                     try? await engine.hangup(caller)
                 }
             }
@@ -92,26 +102,27 @@ enum Demo {
         await engine.shutdown()
         if signals.received != nil { return 130 }
 
-        let (sent, received) = statistics.value
+        let (sent, received) = statistics.withLock { $0 }
         out("")
         out("codec: \(codec)")
         out("rtp packets sent (caller): \(sent?.packetsSent ?? 0)")
         out("rtp packets received (callee): \(received?.packetsReceived ?? 0)")
         out("media offered: \(offered.isEmpty ? "?" : offered.map { "\($0)" }.joined(separator: ", "))")
-        if let hungUp = hungUpAt.value {
+        if let hungUp = hungUpAt.withLock({ $0 }) {
             for (call, name) in names.sorted(by: { $0.value < $1.value }) {
                 guard let at = disconnectedAt[call] else { continue }
-                let ms = Double((at - hungUp).components.attoseconds) / 1e15 + Double((at - hungUp).components.seconds) * 1000
+                let after = (at - hungUp).components
+                let ms = Double(after.attoseconds) / 1e15 + Double(after.seconds) * 1000
                 out(String(format: "%@ disconnected: %.1f ms after the hang-up", name, ms))
             }
         }
         var detected = false
         if let audio = try? WAVAudio(contentsOf: recordingFile) {
-            let analysis = ToneAnalysis(audio, frequency: toneFrequency)
+            let analysis = ToneAnalysis(audio, frequency: Self.toneFrequency)
             detected = analysis.detected()
             out(String(format: "recording: %.2f s, level %.1f dBFS, %.0f%% of energy at %.0f Hz, tone in %.2f s",
                          Double(audio.samples.count) / Double(audio.sampleRate), analysis.levelDBFS,
-                         analysis.toneEnergyRatio * 100, toneFrequency,
+                         analysis.toneEnergyRatio * 100, Self.toneFrequency,
                          Double(analysis.toneBlocks) * 0.02))
         } else {
             out("recording: missing or unreadable")
@@ -120,13 +131,4 @@ enum Demo {
         out("tone detected: \(detected && flowed ? "yes" : "no")")
         return detected && flowed ? 0 : 1
     }
-}
-
-/// A value a task sets and the event loop reads: the statistics taken just before the
-/// hangup, and when the hangup was.
-final class Shared<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ initial: Value) { storage = Mutex(initial) }
-    func set(_ new: Value) { storage.withLock { $0 = new } }
-    var value: Value { storage.withLock { $0 } }
 }

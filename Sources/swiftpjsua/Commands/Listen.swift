@@ -1,41 +1,60 @@
 import Foundation
 import SwiftPJSUA
-import Synchronization
 
 /// `swiftpjsua listen`: answers every incoming call and prints one line per event.
-enum Listen {
-    static func run(_ options: Options) async throws -> Int32 {
+struct Listen: Command {
+    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
+        .union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
+        .union(CallFeatures.optionNames)
+    static let flagOptions = EngineOptions.flags.union(["quiet", "echo", "follow-network"])
+    static let interruptedStatus: Int32 = 0
+
+    let answerCode: Int
+    /// `--answer-after S`: ring (180) first, answer S seconds later.
+    let answerAfter: Duration?
+    let hangupAfter: Duration?
+    let play: String?
+    let record: String?
+    let echo: Bool
+    let features: CallFeatures
+    let statsFile: String?
+    let quiet: Bool
+    let engineOptions: EngineOptions
+
+    init(_ options: Options) throws(UsageError) {
         guard let port = try options.int("port", in: 0...65535) else {
             throw UsageError(message: "listen needs --port")
         }
-        let answerCode = try options.int("answer-code", in: 100...699) ?? 200
-        // --answer-after S: ring (180) first, answer S seconds later.
-        let answerAfter = try options.seconds("answer-after")
-        let hangupAfter = try options.seconds("hangup-after")
-        let play = options.string("play")
-        let record = options.string("record")
-        let echo = options.flags.contains("echo")
-        try requireReadable(play)
-        let features = try CallFeatures(options)
-        let statsFile = options.string("stats-file")
-        let printer = EventPrinter(quiet: options.flags.contains("quiet"))
-        let engine = PJSUA()
-        let signals = SignalShutdown.shared
-        signals.attach(engine)
-        let events = engine.events
+        answerCode = try options.int("answer-code", in: 100...699) ?? 200
+        answerAfter = try options.seconds("answer-after")
+        hangupAfter = try options.seconds("hangup-after")
+        play = options.string("play")
+        record = options.string("record")
+        echo = options.flags.contains("echo")
+        try HeldPlayback.requireReadable(play)
+        features = try CallFeatures(options)
+        statsFile = options.string("stats-file")
+        quiet = options.flags.contains("quiet")
+        engineOptions = try EngineOptions(options, port: UInt16(port))
+    }
+
+    func run() async throws -> Int32 {
+        let printer = EventPrinter(quiet: quiet)
+        let session = EngineSession()
         // --stats-file: a second subscriber that does nothing but time each event's delivery.
-        let delivery = statsFile.map { _ in LatencyHistogram.measure(engine) }
-        try await engine.start(configuration(options: options, port: UInt16(port)))
-        let networkChangeSignal = networkChangeOnSIGUSR1(engine)
-        defer { networkChangeSignal.cancel() }
-        if await signals.shutDownIfSignalled(engine) { return 0 }
-        let (_, usable) = try await setUpAccount(
-            engine: engine, options: AccountOptions(options), events: events, printer: printer)
-        guard usable else {
-            await engine.shutdown()
-            out("registration failed")
-            return 1
+        let delivery = statsFile.map { _ in LatencyHistogram.measure(session.engine) }
+        let status = Self.interruptedStatus
+        return try await session.run(engineOptions, printer: printer, interruptedStatus: status) { _, _ in
+            try await answerCalls(in: session, printer: printer, delivery: delivery)
         }
+    }
+
+    /// Answers calls until the engine shuts down, then writes `--stats-file`.
+    /// - Returns: the exit status.
+    private func answerCalls(
+        in session: EngineSession, printer: EventPrinter, delivery: Task<LatencyHistogram, Never>?
+    ) async throws -> Int32 {
+        let (engine, events, signals) = (session.engine, session.events, SignalShutdown.shared)
         // Printed once calls can be taken: the account exists (an INVITE that arrives between
         // the transport's bind and the account's creation is answered 480).
         if let transport = try await engine.transports().first {
@@ -97,10 +116,10 @@ enum Listen {
                 guard !attached.contains(call) else { break }
                 attached.insert(call)
                 mediaCalls += 1
-                if MediaNATOptions.isUsed(options) { MediaNATOptions.report(call, engine: engine, printer: printer) }
+                if engineOptions.reportsMediaPath { MediaNATOptions.report(call, engine: engine, printer: printer) }
                 do {
                     if let record {
-                        let file = numbered(record, mediaCalls)
+                        let file = Self.numbered(record, mediaCalls)
                         try await engine.record(call, to: file)
                         printer.line("recording \(call) to \(file)")
                     }
@@ -145,57 +164,5 @@ enum Listen {
         let ext = url.pathExtension
         let base = url.deletingPathExtension().path
         return ext.isEmpty ? "\(base)-\(n)" : "\(base)-\(n).\(ext)"
-    }
-}
-
-/// `listen --echo`: each frame a call receives goes straight back into it.
-enum Echo {
-    /// 16 kHz, 10 ms frames keep the loop's own delay to about two frames.
-    static let format = AudioFrameFormat(sampleRate: 16000, frameDuration: .milliseconds(10))
-
-    /// Frames echoed, dropped (the loop fell behind) and underflows (silence sent for want
-    /// of a frame) over every call, for `--stats-file`.
-    final class Totals: Sendable {
-        private let counts = Mutex<(calls: Int, frames: Int, dropped: Int, underflows: Int, running: Int)>((0, 0, 0, 0, 0))
-
-        func started() { counts.withLock { $0.running += 1 } }
-
-        /// Returns once every loop has added its totals, or after `limit`.
-        func waitForLoops(upTo limit: Duration) async {
-            let deadline = ContinuousClock.now + limit
-            while counts.withLock({ $0.running }) > 0, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(10))
-            }
-        }
-
-        func add(frames: Int, dropped: Int, underflows: Int) {
-            counts.withLock {
-                $0.running -= 1
-                $0.calls += 1
-                $0.frames += frames
-                $0.dropped += dropped
-                $0.underflows += underflows
-            }
-        }
-
-        func line() -> String {
-            let c = counts.withLock { $0 }
-            return "echo calls=\(c.calls) frames=\(c.frames) dropped=\(c.dropped) underflows=\(c.underflows)"
-        }
-    }
-
-    static func start(on call: Call, engine: PJSUA, totals: Totals) async throws {
-        let received = try await engine.audioFrames(of: call, format: format, buffer: .milliseconds(200))
-        let writer = try await engine.audioFrameWriter(for: call, format: format, buffer: .milliseconds(60))
-        totals.started()
-        Task {
-            // Ends with the call: the stream finishes, or a write throws once it is gone.
-            var frames = 0
-            for await frame in received {
-                do { try await writer.write(frame.samples) } catch { break }
-                frames += 1
-            }
-            totals.add(frames: frames, dropped: received.droppedFrames, underflows: writer.underflows)
-        }
     }
 }

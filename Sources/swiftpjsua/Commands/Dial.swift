@@ -2,33 +2,46 @@ import Foundation
 import SwiftPJSUA
 
 /// `swiftpjsua call URI`: places one call; exit 0 when it was confirmed and ended normally.
-enum Dial {
-    static func run(_ options: Options) async throws -> Int32 {
+struct Dial: Command {
+    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
+        .union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)
+    static let flagOptions = EngineOptions.flags.union(["follow-network"])
+    static let interruptedStatus: Int32 = 130
+
+    let uri: String
+    let hangupAfter: Duration?
+    let play: String?
+    let record: String?
+    let features: CallFeatures
+    let engineOptions: EngineOptions
+
+    init(_ options: Options) throws(UsageError) {
         guard options.positionals.count == 1, let uri = options.positionals.first else {
             throw UsageError(message: "call needs exactly one URI")
         }
+        self.uri = uri
         let port = try options.int("port", in: 0...65535) ?? 0
-        let hangupAfter = try options.seconds("hangup-after")
-        let play = options.string("play")
-        let record = options.string("record")
-        try requireReadable(play)
-        let features = try CallFeatures(options)
+        hangupAfter = try options.seconds("hangup-after")
+        play = options.string("play")
+        record = options.string("record")
+        try HeldPlayback.requireReadable(play)
+        features = try CallFeatures(options)
+        engineOptions = try EngineOptions(options, port: UInt16(port))
+    }
+
+    func run() async throws -> Int32 {
         let printer = EventPrinter()
-        let engine = PJSUA()
-        let signals = SignalShutdown.shared
-        signals.attach(engine)
-        let events = engine.events
-        try await engine.start(configuration(options: options, port: UInt16(port)))
-        let networkChangeSignal = networkChangeOnSIGUSR1(engine)
-        defer { networkChangeSignal.cancel() }
-        if await signals.shutDownIfSignalled(engine) { return 130 }
-        let (account, usable) = try await setUpAccount(
-            engine: engine, options: AccountOptions(options), events: events, printer: printer)
-        guard usable else {
-            await engine.shutdown()
-            out("registration failed")
-            return 1
+        let session = EngineSession()
+        let status = Self.interruptedStatus
+        return try await session.run(engineOptions, printer: printer, interruptedStatus: status) { account, _ in
+            try await follow(from: account, in: session, printer: printer)
         }
+    }
+
+    /// Places the call, follows it and the calls its transfers place to the last one's end.
+    /// - Returns: the exit status.
+    private func follow(from account: Account, in session: EngineSession, printer: EventPrinter) async throws -> Int32 {
+        let (engine, events, signals) = (session.engine, session.events, SignalShutdown.shared)
         let call: Call
         do {
             call = try await engine.makeCall(to: uri, from: account, headers: features.headers)
@@ -70,7 +83,9 @@ enum Dial {
             case .callMediaState(let mediaChange)
             where mediaChange.media.contains(where: \.isFlowingAudio) && !attached.contains(eventCall):
                 attached.insert(eventCall)
-                if MediaNATOptions.isUsed(options) { MediaNATOptions.report(eventCall, engine: engine, printer: printer) }
+                if engineOptions.reportsMediaPath {
+                    MediaNATOptions.report(eventCall, engine: engine, printer: printer)
+                }
                 // One recording file: the call this command placed.
                 if let record, eventCall == call { try await engine.record(call, to: record) }
             case .callState(let change) where change.state == .confirmed:
@@ -97,7 +112,7 @@ enum Dial {
             }
             if followed.isEmpty { break }
         }
-        await afterLastCall(answeredAt: lastAnswer, signals: signals)
+        await Self.afterLastCall(answeredAt: lastAnswer, signals: signals)
         await engine.shutdown()
         out("final status: \(finalStatus) \(finalReason)")
         if signals.received != nil { return 130 }

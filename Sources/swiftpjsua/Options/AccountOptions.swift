@@ -123,37 +123,6 @@ extension SIPAddress {
     }
 }
 
-/// Adds the account the options ask for and, when it registers, waits for the first
-/// registration outcome, printing events as they come.
-/// - Returns: the account, and whether it is usable (registered, or local).
-func setUpAccount(
-    engine: PJSUA, options: AccountOptions, events: AsyncStream<PJSUAEvent>, printer: EventPrinter
-) async throws -> (Account, Bool) {
-    let transport = try await engine.transports().first?.transport
-    guard let configuration = options.accountConfiguration(transport: transport) else {
-        return (
-            try await engine.addLocalAccount(
-                mediaInactivityTimeout: options.mediaTimeout, transportLossPolicy: options.transportLoss,
-                srtp: options.srtp), true
-        )
-    }
-    let account: Account
-    do {
-        account = try await engine.addAccount(configuration)
-    } catch let error as PJSUAUsageError {
-        throw UsageError(message: error.description)
-    }
-    printer.line("registering \(configuration.identity) with \(configuration.registrar ?? "")")
-    for await event in events {
-        printer.event(event)
-        if case .registrationState(let registration) = event, registration.account == account {
-            let outcome = registration.outcome
-            return (account, outcome.isRegistered)
-        }
-    }
-    return (account, false)
-}
-
 extension AccountOptions {
     /// `--srtp MODE[,KEYING...][,tls|,sips]`: `disabled`, `optional` or `mandatory`, then
     /// the keying methods in order (`sdes`, `dtls`; default `sdes`), then optionally the
@@ -183,11 +152,4 @@ extension AccountOptions {
         }
         return configuration
     }
-}
-
-/// ` srtp SUITE/KEYING` for a stream with SRTP (for example ` srtp AES_CM_128_HMAC_SHA1_80/sdes`;
-/// ` srtp handshaking/dtls` while a DTLS-SRTP handshake runs), empty for plain RTP.
-func srtpText(_ stream: MediaStream) -> String {
-    guard let srtp = stream.srtp else { return "" }
-    return " srtp \(srtp.cryptoSuite ?? "handshaking")/\(srtp.keying?.rawValue ?? "unknown")"
 }

@@ -24,7 +24,9 @@ enum MediaNATOptions {
         }
         config.media.ice.isEnabled = options.flags.contains("ice")
         if let uri = options.string("turn") {
-            guard config.media.ice.isEnabled else { throw UsageError(message: "--turn needs --ice (TURN relays ICE's media)") }
+            guard config.media.ice.isEnabled else {
+                throw UsageError(message: "--turn needs --ice (TURN relays ICE's media)")
+            }
             config.media.turn = try turn(uri, passwordVariable: options.string("turn-password-env"))
         } else if options.string("turn-password-env") != nil {
             throw UsageError(message: "--turn-password-env goes with --turn")
@@ -78,7 +80,9 @@ enum MediaNATOptions {
         }
         var configuration = TURNConfiguration(server: String(rest), transport: transport)
         if let username {
-            guard let password else { throw UsageError(message: "--turn: a user needs a password (in the URI or --turn-password-env)") }
+            guard let password else {
+                throw UsageError(message: "--turn: a user needs a password (in the URI or --turn-password-env)")
+            }
             configuration.credential = .password(password, username: username)
         }
         return configuration
