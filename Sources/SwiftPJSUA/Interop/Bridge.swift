@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Synchronization
 
 /// What pjsua's C callbacks can reach while an engine is running: the event hub, the engine

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Foundation
 
 /// A call snapshot plus what only the interop layer needs (conference slots).
