@@ -8,6 +8,7 @@
  */
 #include "CPJSUAShim.h"
 
+/* The module's on_rx_response: lowers a REGISTER response's sentinel Expires by one. */
 static pj_bool_t cpj_expires_on_rx_response(pjsip_rx_data *rdata) {
     pjsip_msg *msg = rdata->msg_info.msg;
     pjsip_hdr *hdr;

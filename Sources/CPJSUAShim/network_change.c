@@ -7,7 +7,7 @@
 #include "CPJSUAShim.h"
 #include <pjsua-lib/pjsua_internal.h>
 
-/* pjsua's operation as one of the CPJ_IP_CHANGE_ values above. */
+/* pjsua's operation as one of the header's CPJ_IP_CHANGE_ values. */
 int cpj_ip_change_step(pjsua_ip_change_op op) {
     switch (op) {
 #if CPJ_VERSION_AT_LEAST(2, 17)

@@ -14,6 +14,7 @@
 
 #define CPJ_PUSH_PARAMS_HEADER "X-SwiftPJSUA-Contact-URI-Params"
 
+/* The module's on_tx_request: moves the marker header's parameters into the Contact URI. */
 static pj_status_t cpj_push_on_tx_request(pjsip_tx_data *tdata) {
     pj_str_t name = pj_str((char *)CPJ_PUSH_PARAMS_HEADER);
     pjsip_generic_string_hdr *marker;
@@ -69,4 +70,5 @@ pj_status_t cpj_register_push_contact_module(void) {
     return pjsip_endpt_register_module(endpt, &module);
 }
 
+/* The marker header's name, which the engine adds to the account's reg_hdr_list. */
 pj_str_t cpj_push_params_header_name(void) { return pj_str((char *)CPJ_PUSH_PARAMS_HEADER); }

@@ -134,6 +134,7 @@ static pj_bool_t cpj_rfc_is_merged(pjsip_rx_data *rdata) {
     return PJ_FALSE;
 }
 
+/* The module's on_rx_request: the checks listed at the top, in order; PJ_TRUE when answered. */
 static pj_bool_t cpj_rfc_on_rx_request(pjsip_rx_data *rdata) {
     pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
     pjsip_msg *msg = rdata->msg_info.msg;
@@ -288,6 +289,7 @@ static void cpj_rfc_answer_overflow(pjsip_transport *transport, const char *data
 /* The Request-URI a request with an unknown scheme is re-read with, after a NUL marker. */
 #define CPJ_RFC_SCHEME_STAND_IN "sip:x"
 
+/* Whether a header line is `name:` (any case, blanks allowed before the colon). */
 static pj_bool_t cpj_rfc_is_header(const char *line, pj_size_t length, const char *name) {
     pj_size_t n = strlen(name), i = n;
     if (length < n || pj_ansi_strnicmp(line, name, n) != 0) return PJ_FALSE;
@@ -396,6 +398,7 @@ static pj_bool_t cpj_rfc_reframe_unknown_scheme(pjsip_tp_dropped_data *dropped) 
     return PJ_FALSE;
 }
 
+/* The drop-data callback: re-reads an unknown scheme's request, answers a stream overflow. */
 static void cpj_rfc_on_rx_dropped(pjsip_tp_dropped_data *dropped) {
     if (!dropped || !dropped->tp || !dropped->data) return;
     if (dropped->status == PJSIP_EINVALIDMSG) {

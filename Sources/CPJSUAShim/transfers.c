@@ -14,6 +14,7 @@
  * The dialog has terminated for the app, so this module, just ahead of pjsua's, declines
  * such an INVITE with 603 (RFC 3891 §3). Anything else passes on to pjsua. ---- */
 
+/* The module's on_rx_request: 603 for an INVITE replacing a dialog pjsua is hanging up. */
 static pj_bool_t cpj_replaces_on_rx_request(pjsip_rx_data *rdata) {
     const pj_str_t name = { (char *)"Replaces", 8 };
     pjsip_msg *msg = rdata->msg_info.msg;

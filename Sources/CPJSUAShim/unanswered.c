@@ -7,6 +7,7 @@
  */
 #include "CPJSUAShim.h"
 
+/* The module's on_rx_request: 481 or 405 (with Allow) for what reached it; ACK gets none. */
 static pj_bool_t cpj_unhandled_on_rx_request(pjsip_rx_data *rdata) {
     pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
     const pjsip_method *method = &rdata->msg_info.msg->line.req.method;
