@@ -1,8 +1,8 @@
 /*
  * CPJSUAShim: the C the engine needs around pjsua, over the module CPJSIP (pjproject's
  * public headers). Declarations only, grouped by the .c file that defines them; each
- * definition there says why it exists. Swift imports this module alone; every name in it
- * starts with cpj_ or CPJ_. pjsua_internal.h and pjsua_var stay inside the .c files.
+ * definition there says why it exists. Swift imports this module alone; every name it
+ * declares starts with cpj_ or CPJ_. pjsua_internal.h and pjsua_var stay in the .c files.
  */
 #ifndef SWIFT_PJSUA_CPJSUASHIM_H
 #define SWIFT_PJSUA_CPJSUASHIM_H
