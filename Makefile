@@ -44,12 +44,14 @@ all: build
 provision:
 	@bash scripts/provision.sh $(PROVISION_ARGS)
 
-# SwiftPM does not notice when the headers of a system-library module change (pjproject
-# moved to another version or build, or Sources/CPJSIP/shim.h edited): its module cache and
-# the objects built on it would keep the old structs. A stamp of both starts the build
-# folder afresh when either changed.
+# SwiftPM does not notice when the headers of the system-library module CPJSIP change
+# (pjproject moved to another version, prefix or config_site.h, or Sources/CPJSIP/CPJSIP.h
+# edited): it recompiles CPJSUAShim's .c files, whose dependency files list those headers,
+# but the Swift targets keep the module cache built on the old structs. A stamp of them
+# starts the build folder afresh when one changed. CPJSUAShim's own header needs no stamp:
+# SwiftPM rebuilds what imports it when it changes.
 PJ_STAMP = $(shell { $(PKGCONF) --modversion libpjproject; $(PKGCONF) --variable=libdir libpjproject; \
-	cat "$$($(PKGCONF) --variable=includedir libpjproject)/pj/config_site.h" Sources/CPJSIP/shim.h; } \
+	cat "$$($(PKGCONF) --variable=includedir libpjproject)/pj/config_site.h" Sources/CPJSIP/CPJSIP.h; } \
 	2>/dev/null | sha256sum | cut -c1-16)
 
 scratch: provision
@@ -57,7 +59,7 @@ scratch: provision
 	@stamp=$(SCRATCH)/pjproject.stamp; \
 	if { [ -f $$stamp ] && [ "$$(cat $$stamp)" != "$(PJ_STAMP)" ]; } || \
 	   { [ ! -f $$stamp ] && { [ -d $(SCRATCH)/debug ] || [ -d $(SCRATCH)/release ]; }; }; then \
-		echo "pjproject or the shim changed since $(SCRATCH) was built: building it afresh"; rm -rf $(SCRATCH); \
+		echo "pjproject or CPJSIP changed since $(SCRATCH) was built: building it afresh"; rm -rf $(SCRATCH); \
 	fi; mkdir -p $(SCRATCH) && echo "$(PJ_STAMP)" > $$stamp
 
 # The tool is also built with the Swift runtime and Foundation linked in, in

@@ -2,8 +2,10 @@
 //
 // swift-pjsua: an async Swift wrapper over PJSIP's high-level C API (pjsua).
 //
-// Where `CPJSIP` (the one module the engine imports from C) finds pjproject is chosen here,
-// by the host that evaluates this manifest, with no environment variable needed:
+// The engine imports one C module, `CPJSUAShim` (Sources/CPJSUAShim: the C it needs around
+// pjsua), a C target over `CPJSIP` (pjproject's public headers). Where `CPJSIP` finds
+// pjproject is chosen here, by the host that evaluates this manifest, with no environment
+// variable needed:
 //
 // - Linux (and any non-Apple host): a system-library module over `pkg-config libpjproject`
 //   (pjproject 2.12 to 2.17). `scripts/provision.sh` builds and installs pjproject 2.17 when
@@ -65,7 +67,8 @@ let appleLinkage: [LinkerSetting] = [
 ].map { .linkedFramework($0, .when(platforms: [.iOS, .macOS])) }
     + [.linkedLibrary("c++", .when(platforms: [.iOS, .macOS]))]
 
-/// `CPJSIP` over an xcframework: Sources/CPJSIPBinary includes the same shim header.
+/// `CPJSIP` over an xcframework: Sources/CPJSIPBinary lists the same pjproject headers as
+/// the system library's Sources/CPJSIP/CPJSIP.h.
 func binaryCPJSIP(_ binary: Target) -> [Target] {
     [
         binary,
@@ -80,6 +83,9 @@ func binaryCPJSIP(_ binary: Target) -> [Target] {
 }
 
 let cTargets: [Target]
+/// What `CPJSUAShim` builds on. SwiftPM hands a C target the include paths of every target
+/// below it, binary ones too; naming the xcframework as well does not rest on that.
+let shimDependencies: [Target.Dependency]
 switch chosenRoute() {
 case .pkgConfig:
     cTargets = [
@@ -91,10 +97,13 @@ case .pkgConfig:
             providers: [.brew(["pjproject"]), .yum(["pjproject-devel"])]
         )
     ]
+    shimDependencies = ["CPJSIP"]
 case .pinnedXCFramework:
     cTargets = binaryCPJSIP(.binaryTarget(name: "PJSIP", url: pinnedPJSIPURL, checksum: pinnedPJSIPChecksum))
+    shimDependencies = ["CPJSIP", "PJSIP"]
 case .localXCFramework(let path):
     cTargets = binaryCPJSIP(.binaryTarget(name: "PJSIP", path: path))
+    shimDependencies = ["CPJSIP", "PJSIP"]
 }
 
 let package = Package(
@@ -106,7 +115,13 @@ let package = Package(
         .executable(name: "swiftpjsua", targets: ["swiftpjsua"]),
     ],
     targets: cTargets + [
-        .target(name: "SwiftPJSUA", dependencies: ["CPJSIP"]),
+        // The C around pjsua, by capability (pjsip modules, frame rings, version differences):
+        // one header of declarations, .c files that SwiftPM compiles. pjproject's pkg-config
+        // -D flags do not reach a C target (SwiftPM filters them), so the define is here.
+        .target(
+            name: "CPJSUAShim", dependencies: shimDependencies,
+            cSettings: [.define("PJ_AUTOCONF", to: "1")]),
+        .target(name: "SwiftPJSUA", dependencies: ["CPJSUAShim"]),
         .target(name: "SwiftPJSUAKit", dependencies: ["SwiftPJSUA"]),
         // Catches SIGINT/SIGTERM for the tool from before main (see its header).
         .target(name: "CSignalGuard", path: "Sources/CSignalGuard"),

@@ -1,2 +1,2 @@
-/* SwiftPM needs one source file in a C target; the shim is header-only. */
+/* SwiftPM needs one source file in a C target; this one only lists pjproject's headers. */
 #include "CPJSIP.h"

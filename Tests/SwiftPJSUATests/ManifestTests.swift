@@ -2,11 +2,11 @@ import Foundation
 import PJSUATestSupport
 import Testing
 
-/// Package.swift declares a different graph on Apple hosts (a C target over the pinned PJSIP
-/// xcframework) than here (a pkg-config system library). Nobody builds the Apple graph on this
-/// machine, so these tests evaluate the manifest in each configuration with
-/// `swift package dump-package` and check what it declares: a typo in the Apple branch fails
-/// `make test` instead of an iOS engineer's first build.
+/// Package.swift declares a different graph on Apple hosts (CPJSUAShim over a C target CPJSIP
+/// over the pinned PJSIP xcframework) than here (CPJSUAShim over a pkg-config system library
+/// CPJSIP). Nobody builds the Apple graph on this machine, so these tests evaluate the manifest
+/// in each configuration with `swift package dump-package` and check what it declares: a typo
+/// in the Apple branch fails `make test` instead of an iOS engineer's first build.
 @Suite("Package manifest")
 struct ManifestTests {
     /// The artifact the Apple configuration must pin: the swift-pjsip 0.2.1 release asset
@@ -15,7 +15,7 @@ struct ManifestTests {
         "https://github.com/laconicman/swift-pjsip/releases/download/0.2.1/PJSIP.xcframework-2.17.0-288de6142.zip"
     static let artifactChecksum = "36f49d1abc62010184439e8d56a45c292307ed5321bff47a983cd1390c282dda"
 
-    @Test("the Apple configuration links the pinned xcframework through a C target over it")
+    @Test("the Apple configuration builds CPJSUAShim over a C target CPJSIP over the pinned xcframework")
     func appleConfiguration() throws {
         let manifest = try Manifest.evaluate(route: "xcframework")
         let binary = try #require(manifest.target("PJSIP"))
@@ -35,13 +35,14 @@ struct ManifestTests {
         }
         #expect(manifest.settings(of: "CPJSIP", kind: "linkedLibrary").contains("c++"))
         #expect(!manifest.targets.contains { $0["type"] as? String == "system" }, "no pkg-config module on Apple")
+        // The shim names the xcframework too, not only through CPJSIP, for its include paths.
+        #expect(manifest.dependencies(of: "CPJSUAShim") == ["CPJSIP", "PJSIP"])
 
-        // The C target's public header exists and includes the one shim both routes share.
-        let header = Repository.root.appendingPathComponent("Sources/CPJSIPBinary/include/CPJSIP.h")
-        let text = try String(contentsOf: header, encoding: .utf8)
-        #expect(text.contains("#include \"../../CPJSIP/shim.h\""))
-        let shim = header.deletingLastPathComponent().appendingPathComponent("../../CPJSIP/shim.h").standardized
-        #expect(FileManager.default.fileExists(atPath: shim.path))
+        // The C target's public header lists pjproject's headers, the same as the system
+        // library's, and nothing of the shim's.
+        let header = try Self.source("Sources/CPJSIPBinary/include/CPJSIP.h")
+        #expect(Self.includes(in: header) == Self.includes(in: try Self.source("Sources/CPJSIP/CPJSIP.h")))
+        #expect(!header.contains("cpj_") && !header.contains("shim"))
 
         try Self.expectCommonGraph(manifest)
         let platforms = manifest.platforms
@@ -49,7 +50,7 @@ struct ManifestTests {
         #expect(platforms["macos"] == "14.0")
     }
 
-    @Test("the Linux configuration is the pkg-config module and downloads nothing")
+    @Test("the Linux configuration builds CPJSUAShim over the pkg-config module and downloads nothing")
     func linuxConfiguration() throws {
         let manifest = try Manifest.evaluate(route: nil)
         let cpjsip = try #require(manifest.target("CPJSIP"))
@@ -58,6 +59,10 @@ struct ManifestTests {
         #expect(cpjsip["path"] as? String == "Sources/CPJSIP")
         #expect(manifest.target("PJSIP") == nil)
         #expect(!manifest.targets.contains { $0["url"] != nil }, "nothing to download on Linux")
+        #expect(manifest.dependencies(of: "CPJSUAShim") == ["CPJSIP"])
+        // The module is pjproject's public headers, through a header of its own.
+        #expect(try Self.source("Sources/CPJSIP/module.modulemap").contains("header \"CPJSIP.h\""))
+        #expect(Self.includes(in: try Self.source("Sources/CPJSIP/CPJSIP.h")).contains("<pjsua-lib/pjsua.h>"))
         try Self.expectCommonGraph(manifest)
     }
 
@@ -69,6 +74,7 @@ struct ManifestTests {
         #expect(binary["path"] as? String == "Vendor/PJSIP.xcframework")
         #expect(binary["url"] == nil)
         #expect(named.dependencies(of: "CPJSIP") == ["PJSIP"])
+        #expect(named.dependencies(of: "CPJSUAShim") == ["CPJSIP", "PJSIP"])
 
         // By presence at the root of a local checkout, which is how Xcode users override it.
         let checkout = try TemporaryFolder("swiftpjsua-manifest")
@@ -89,13 +95,45 @@ struct ManifestTests {
         #expect(readme.contains("swift-pjsip/releases/download/0.2.1/"))
     }
 
-    /// What both configurations declare alike: products and the engine's dependency on CPJSIP.
+    @Test("the shim's one header holds declarations: under 300 lines, no inline code, no pjsua internals")
+    func shimHeader() throws {
+        let header = try Self.source("Sources/CPJSUAShim/include/CPJSUAShim.h")
+        #expect(header.split(separator: "\n", omittingEmptySubsequences: false).count - 1 < 300)
+        let code = header.replacing(#/\/\*[\s\S]*?\*\//#, with: "")
+        #expect(!code.contains("inline") && !code.contains(") {"), "declarations and types only, no bodies")
+        #expect(!code.contains("pjsua_internal") && !code.contains("pjsua_var"))
+        // CPJSIP's header on either route, so that clang imports it as that module.
+        #expect(header.contains("#include <CPJSIP.h>"))
+        #expect(header.contains("#include \"../../CPJSIP/CPJSIP.h\""))
+        let headers = try FileManager.default.contentsOfDirectory(
+            at: Repository.root.appendingPathComponent("Sources/CPJSUAShim/include"), includingPropertiesForKeys: nil)
+        #expect(headers.map(\.lastPathComponent) == ["CPJSUAShim.h"])
+    }
+
+    /// What both configurations declare alike: products, the engine's one C dependency, and
+    /// the C target with the define pjproject's headers need (SwiftPM drops pkg-config's -D).
     static func expectCommonGraph(_ manifest: Manifest) throws {
         #expect(manifest.products["SwiftPJSUA"] == ["SwiftPJSUA"])
         #expect(manifest.products["SwiftPJSUAKit"] == ["SwiftPJSUAKit"])
         #expect(manifest.products["swiftpjsua"] == ["swiftpjsua"])
-        #expect(manifest.dependencies(of: "SwiftPJSUA") == ["CPJSIP"])
+        #expect(manifest.dependencies(of: "SwiftPJSUA") == ["CPJSUAShim"])
         #expect(manifest.dependencies(of: "SwiftPJSUAKit") == ["SwiftPJSUA"])
+        let shim = try #require(manifest.target("CPJSUAShim"))
+        #expect(shim["type"] as? String == "regular")
+        #expect(shim["path"] as? String == nil, "Sources/CPJSUAShim, the default path")
+        #expect(manifest.settings(of: "CPJSUAShim", kind: "define").contains("PJ_AUTOCONF=1"))
+    }
+
+    /// A file of the repository, as text.
+    static func source(_ path: String) throws -> String {
+        try String(contentsOf: Repository.root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// The `#include` lines of a C header, in order.
+    static func includes(in header: String) -> [String] {
+        header.split(separator: "\n").compactMap { line in
+            line.hasPrefix("#include ") ? String(line.dropFirst("#include ".count)) : nil
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 
 /// What the engine keeps about each account: the configuration it was added with, whether

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 extension Native {
     // MARK: Accounts

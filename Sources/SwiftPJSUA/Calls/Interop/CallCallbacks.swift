@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 // MARK: - C callbacks
 //

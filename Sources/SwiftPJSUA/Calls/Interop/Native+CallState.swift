@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// A call's state without the rest of its snapshot.
 struct NativeCallState {

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// A call snapshot plus what only the interop layer needs (conference slots).
 struct NativeCallInfo {

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 extension Native {
     /// Ends a call whose ACK did not carry the answer to the offer in our 200 (RFC 3261

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Foundation
 
 /// A hold or resume re-INVITE the engine sent and awaits the answer to.

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// An accepted INVITE with `Replaces`, between pjsua's replace-request and replaced-call
 /// callbacks.

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 #if canImport(Glibc)
     import Glibc

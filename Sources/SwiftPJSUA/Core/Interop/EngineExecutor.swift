@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Foundation
 import Synchronization
 

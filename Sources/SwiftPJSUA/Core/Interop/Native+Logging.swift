@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// `pjsua_logging_config.cb` and `pj_log_set_log_func`: one pjsip log line, handed to the
 /// running engine's ``PJSUALogHandler`` without its line break.

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Foundation
 
 /// Every pjsua call the engine makes. All functions run on the engine thread (the

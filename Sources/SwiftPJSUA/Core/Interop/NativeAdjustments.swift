@@ -1,6 +1,6 @@
 // The escape hatch: the only public API that names pjproject's C types. Clients that use it
 // `import CPJSIP` themselves to reach the structs' fields.
-public import CPJSIP
+public import CPJSUAShim
 
 /// An edit of one pjsua configuration struct, run just before the engine hands the struct to
 /// pjsua: the escape hatch for pjsua settings the engine does not model.

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 // MARK: - Handles stored in pjsua's per-call and per-account user data
 

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Foundation
 
 /// The one way C calls are made: turn a `pj_status_t` into a thrown ``PJSUAError`` that

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// SHA-1 from pjlib-util (already linked with pjsua), for name-based UUIDs (RFC 4122 v5).
 /// Not for security: SHA-1 is broken for collision resistance.

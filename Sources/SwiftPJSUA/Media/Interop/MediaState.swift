@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// What the engine and pjsua's media callbacks share while the engine runs, behind one lock
 /// (``EngineBridge/media``).

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Synchronization
 
 /// A port the engine added to pjsua's conference bridge (frame ports, tone generators),

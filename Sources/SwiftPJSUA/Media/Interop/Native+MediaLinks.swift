@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// Conference-bridge links the engine keeps for each call and re-applies on every
 /// media-state change (a re-INVITE can give the call a new conference slot).

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 extension MediaStatus {
     init(native: pjsua_call_media_status) {

@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// Local ringback (``MediaConfiguration/localRingback``): which outgoing calls hear it, and
 /// the one looping tone generator they share on the sound device (slot 0).

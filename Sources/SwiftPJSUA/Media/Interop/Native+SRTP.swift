@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// What the linked pjmedia offers for SRTP, for ``SRTPConfiguration``'s static properties.
 enum SRTPSupport {

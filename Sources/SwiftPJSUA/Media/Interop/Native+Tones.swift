@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 import Synchronization
 
 /// A pjmedia tone generator on the bridge (`cpj_tonegen_start` in the shim).

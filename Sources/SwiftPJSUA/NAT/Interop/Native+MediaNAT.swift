@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 // STUN, ICE and TURN: the pjsua fields behind MediaNAT.swift's types.
 extension Native {

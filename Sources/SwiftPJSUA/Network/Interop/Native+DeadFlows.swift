@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 extension Native {
     // MARK: Dead flows (RFC 5626 §4.4-4.5)

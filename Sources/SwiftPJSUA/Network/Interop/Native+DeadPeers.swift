@@ -1,4 +1,4 @@
-import CPJSIP
+import CPJSUAShim
 
 /// Dead-peer detection for one run of the engine: each account's settings, the
 /// received-packet count of each watched call's audio, and the connection each call's SIP

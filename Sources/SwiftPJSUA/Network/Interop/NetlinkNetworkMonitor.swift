@@ -1,5 +1,5 @@
 #if os(Linux)
-import CPJSIP
+import CPJSUAShim
 import Foundation
 import Synchronization
 

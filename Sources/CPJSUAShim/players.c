@@ -1,0 +1,126 @@
+/*
+ * Players and recorders: destroyed for real before their destroy call returns, and the
+ * end of a non-looping player's file reported to the engine.
+ *
+ * From 2.15 on the conference bridge removes ports on its clock thread: pjsua_recorder_destroy
+ * and pjsua_player_destroy queue the removal and return, and the WAV file is closed on a
+ * later clock tick, when the port's group lock is destroyed. These wait for that (a
+ * handler on the group lock, which runs after the port's own on_destroy has closed the
+ * file), up to timeout_ms. When nothing clocks the bridge (no sound device attached) the
+ * removal would wait forever, so the waiting thread runs bridge ticks itself: each mixes
+ * one frame (one RTP packet per connected call). Before 2.15 the destroy is synchronous.
+ */
+#include "CPJSUAShim.h"
+#include <pjsua-lib/pjsua_internal.h>
+#include <stdlib.h>
+
+#if CPJ_VERSION_AT_LEAST(2, 15)
+typedef struct cpj_port_closing {
+    int closed;
+    int refs; /* the waiter and the handler; the last one out frees it */
+} cpj_port_closing;
+
+/* Drops one reference to the closing record. */
+static void cpj_port_closing_release(cpj_port_closing *closing) {
+    if (__atomic_sub_fetch(&closing->refs, 1, __ATOMIC_ACQ_REL) == 0) free(closing);
+}
+
+/* The group lock's handler: the port is gone, its file closed. */
+static void cpj_port_closing_on_destroy(void *member) {
+    cpj_port_closing *closing = (cpj_port_closing *)member;
+    __atomic_store_n(&closing->closed, 1, __ATOMIC_RELEASE);
+    cpj_port_closing_release(closing);
+}
+
+/* One tick of the bridge when no sound device or null device clocks it. */
+static void cpj_conf_tick_if_unclocked(void) {
+    pjmedia_port *master;
+    pjmedia_frame frame;
+    pj_size_t size;
+    if (pjsua_var.snd_port != NULL || pjsua_var.null_snd != NULL || pjsua_var.mconf == NULL) return;
+    master = pjmedia_conf_get_master_port(pjsua_var.mconf);
+    if (master == NULL) return;
+    size = PJMEDIA_PIA_SPF(&master->info) * PJMEDIA_PIA_BITS(&master->info) / 8;
+    pj_bzero(&frame, sizeof(frame));
+    frame.type = PJMEDIA_FRAME_TYPE_AUDIO;
+    frame.buf = malloc(size);
+    frame.size = size;
+    if (frame.buf == NULL) return;
+    pjmedia_port_get_frame(master, &frame);
+    free(frame.buf);
+}
+
+/* Runs `destroy(id)` and waits up to timeout_ms for the port's group lock to go. */
+static pj_status_t cpj_destroy_port_and_wait(pjmedia_port *port, pj_status_t (*destroy)(int), int id,
+                                             unsigned timeout_ms) {
+    cpj_port_closing *closing = NULL;
+    pj_status_t status;
+    pj_time_val start, now;
+    if (port != NULL && port->grp_lock != NULL) {
+        closing = (cpj_port_closing *)calloc(1, sizeof(*closing));
+        if (closing != NULL) {
+            closing->refs = 2;
+            if (pj_grp_lock_add_handler(port->grp_lock, NULL, closing, &cpj_port_closing_on_destroy) != PJ_SUCCESS) {
+                free(closing);
+                closing = NULL;
+            }
+        }
+    }
+    status = destroy(id);
+    if (closing == NULL) return status;
+    if (status != PJ_SUCCESS) {
+        if (pj_grp_lock_del_handler(port->grp_lock, closing, &cpj_port_closing_on_destroy) == PJ_SUCCESS)
+            free(closing);
+        else
+            cpj_port_closing_release(closing);
+        return status;
+    }
+    pj_gettickcount(&start);
+    for (;;) {
+        if (__atomic_load_n(&closing->closed, __ATOMIC_ACQUIRE)) break;
+        pj_gettickcount(&now);
+        PJ_TIME_VAL_SUB(now, start);
+        if (PJ_TIME_VAL_MSEC(now) >= (long)timeout_ms) break;
+        cpj_conf_tick_if_unclocked();
+        pj_thread_sleep(2);
+    }
+    status = __atomic_load_n(&closing->closed, __ATOMIC_ACQUIRE) ? PJ_SUCCESS : PJ_ETIMEDOUT;
+    cpj_port_closing_release(closing);
+    return status;
+}
+#endif
+
+/* pjsua_recorder_destroy, returning once the WAV file is closed (or timeout_ms passed). */
+pj_status_t cpj_recorder_destroy_and_wait(pjsua_recorder_id id, unsigned timeout_ms) {
+#if CPJ_VERSION_AT_LEAST(2, 15)
+    pjmedia_port *port = NULL;
+    if (pjsua_recorder_get_port(id, &port) != PJ_SUCCESS) port = NULL;
+    return cpj_destroy_port_and_wait(port, &pjsua_recorder_destroy, id, timeout_ms);
+#else
+    (void)timeout_ms;
+    return pjsua_recorder_destroy(id);
+#endif
+}
+
+/* pjsua_player_destroy, returning once the file is closed (or timeout_ms passed). */
+pj_status_t cpj_player_destroy_and_wait(pjsua_player_id id, unsigned timeout_ms) {
+#if CPJ_VERSION_AT_LEAST(2, 15)
+    pjmedia_port *port = NULL;
+    if (pjsua_player_get_port(id, &port) != PJ_SUCCESS) port = NULL;
+    return cpj_destroy_port_and_wait(port, &pjsua_player_destroy, id, timeout_ms);
+#else
+    (void)timeout_ms;
+    return pjsua_player_destroy(id);
+#endif
+}
+
+/* End of a non-looping player's file: pjmedia calls `callback` (from its event manager's
+ * thread) when the player reaches the end of its file; Swift cannot take the player's port
+ * out of pjsua itself. */
+pj_status_t cpj_player_set_eof_callback(
+    pjsua_player_id id, void *token, void (*callback)(pjmedia_port *port, void *token)) {
+    pjmedia_port *port = NULL;
+    pj_status_t status = pjsua_player_get_port(id, &port);
+    if (status != PJ_SUCCESS) return status;
+    return pjmedia_wav_player_set_eof_cb2(port, token, callback);
+}
