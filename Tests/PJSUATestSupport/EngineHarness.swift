@@ -71,6 +71,22 @@ public struct EngineHarness: Sendable {
     }
 }
 
+extension EngineHarness {
+    /// Records what `call` receives until `packets` more RTP packets have arrived, then
+    /// closes the file and analyses it for `frequency`.
+    public func recordTone(
+        _ call: Call, to file: URL, packets: UInt64 = 100, frequency: Double = 1000
+    ) async throws -> ToneAnalysis {
+        let start = try await engine.streamStatistics(call).packetsReceived
+        let recorder = try await engine.record(call, to: file.path)
+        try await poll("\(packets) packets on \(call)") {
+            try await $0.streamStatistics(call).packetsReceived >= start + packets
+        }
+        try await engine.stop(recorder)
+        return ToneAnalysis(try WAVAudio(contentsOf: file), frequency: frequency)
+    }
+}
+
 extension PJSUA {
     /// Calls `uri` (this engine's own address) from `account`, answers the incoming leg with
     /// `statusCode`, and returns both legs once the INVITE has arrived and been answered.

@@ -179,3 +179,151 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("Blind transfer: REFER with Refer-To; progress: accepted, then 100 and 200 (final) from the NOTIFY sipfrags")
+    func blindTransfer() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas_refer_accept.xml", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.engine.transfer(
+                call, to: "sip:carol@127.0.0.1:5999", headers: [SIPHeader(name: "X-Transfer", value: "blind")])
+            let events = try await h.log.wait("final transfer status") { events in
+                events.contains { $0.transferStatus?.call == call && $0.transferStatus?.final == true }
+            }
+            let progress = events.compactMap(\.transferStatus).filter { $0.call == call }
+            // pjsua reports the REFER's 202 as "100 Accepted", then each sipfrag's status line.
+            #expect(progress.map(\.code) == [100, 100, 200])
+            #expect(progress.map(\.reason) == ["Accepted", "Trying", "OK"])
+            #expect(progress.map(\.final) == [false, false, true])
+            #expect(try await h.engine.callInfo(call).state == .confirmed)
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        let result = try await sipp.finish()
+        #expect(result.successfulCalls == 1, "\(result)")
+        let refer = try #require(
+            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
+        #expect(refer.header("Refer-To")?.contains("sip:carol@127.0.0.1:5999") == true)
+        #expect(refer.header("X-Transfer") == "blind")
+    }
+
+    @Test("A REFER answered 403 gives a final failed-transfer event and the call stays up")
+    func transferRejected() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas_refer_403.xml", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
+            let failed = try await h.log.first("final transfer status") { $0.transferStatus?.final == true }
+            #expect(failed.transferStatus?.code == 403)
+            #expect(try await h.engine.callInfo(call).state == .confirmed)
+            #expect(!h.log.states(of: call).contains(.disconnected))
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        let result = try await sipp.finish()
+        #expect(result.successfulCalls == 1, "\(result)")
+        #expect(sipp.receivedRequests.last == "BYE")
+    }
+
+    @Test("Attended transfer: REFER on call A whose Refer-To replaces call B's dialog (RFC 3891)")
+    func attendedTransfer() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let transferee = try await Sipp.start(scenario: "uas_refer_accept.xml", folder: folder)
+        defer { transferee.stop() }
+        let target = try await Sipp.start(scenario: "uas", folder: folder)
+        defer { target.stop() }
+        try await EngineHarness.run { h in
+            let a = try await h.engine.makeCall(to: transferee.uri, from: h.account)
+            let b = try await h.engine.makeCall(to: target.uri, from: h.account)
+            try await h.log.wait("both confirmed") { events in
+                events.contains { $0.isState(.confirmed, of: a) } && events.contains { $0.isState(.confirmed, of: b) }
+            }
+            let bCallID = try await h.engine.callInfo(b).sipCallID
+            try await h.engine.transfer(a, replacing: b)
+            try await h.log.first("final transfer status") {
+                $0.transferStatus?.call == a && $0.transferStatus?.final == true
+            }
+            await h.engine.hangupAll()
+            try await h.log.wait("both ended") { events in
+                events.contains { $0.isState(.disconnected, of: a) }
+                    && events.contains { $0.isState(.disconnected, of: b) }
+            }
+            let refer = try #require(
+                transferee.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
+            let referTo = try #require(refer.header("Refer-To"))
+            #expect(referTo.contains("127.0.0.1:\(target.port)"), "\(referTo)")
+            #expect(referTo.contains("Replaces="), "\(referTo)")
+            // The Call-ID is URI-escaped inside the Refer-To ('@' → %40).
+            let escaped = bCallID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? bCallID
+            let unescaped = referTo.removingPercentEncoding ?? referTo
+            #expect(unescaped.contains(bCallID) || referTo.contains(escaped), "\(referTo) vs \(bCallID)")
+        }
+        #expect(try await transferee.finish().successfulCalls == 1)
+        #expect(try await target.finish().successfulCalls == 1)
+    }
+
+    @Test(
+        "Incoming REFER: accepted by default (the engine calls the target and NOTIFYs 200); rejected 603 by a handler")
+    func incomingRefer() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_refer.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            try await h.engine.answer(call)
+            // The REFER makes the engine call sip:transfer-target at its own address.
+            let events = try await h.log.wait("the transferred call") {
+                $0.filter { $0.incomingCall != nil }.count >= 2
+            }
+            let target = try #require(events.last { $0.incomingCall != nil }?.incomingCall)
+            try await h.engine.answer(target)
+            let request = try await h.log.first("transfer request") {
+                if case .transferRequest(let answer) = $0, answer.call == call { return true }
+                return false
+            }
+            if case .transferRequest(let answer) = request {
+                let uri = answer.target
+                let status = answer.statusCode
+                #expect(uri.contains("sip:transfer-target@127.0.0.1:\(h.transport.port)"))
+                #expect(status == 202)
+            }
+            try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            let notifies = sipp.messageBlocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("NOTIFY") }
+            #expect(notifies.last?.lines.contains("SIP/2.0 200 OK") == true, "\(notifies.map(\.lines))")
+            #expect(notifies.last?.header("Subscription-State")?.hasPrefix("terminated") == true)
+            await h.engine.hangupAll()
+
+            // With a handler that refuses, the REFER is answered 603 and nothing is called.
+            try await h.engine.setTransferRequestHandler { _ in .reject(statusCode: 603) }
+            let refused = try await Sipp.start(
+                scenario: "uac_refer_rejected.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { refused.stop() }
+            let later = try await h.log.wait("second sipp call") { $0.filter { $0.incomingCall != nil }.count >= 3 }
+            let second = try #require(later.last { $0.incomingCall != nil }?.incomingCall)
+            try await h.engine.answer(second)
+            try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: second) }
+            let refusedResult = try await refused.finish()
+            #expect(refusedResult.successfulCalls == 1, "\(refusedResult)")
+            #expect(h.log.events.filter { $0.incomingCall != nil }.count == 3)
+            #expect(
+                h.log.events.contains {
+                    if case .transferRequest(let answer) = $0, answer.call == second, answer.statusCode == 603 { return true }
+                    return false
+                })
+        }
+    }
+}

@@ -89,24 +89,6 @@ private func headerValues(_ name: String, in text: String) -> [String] {
     }
 }
 
-@Suite("Native adjustments without pjsua")
-struct NativeAdjustmentValueTests {
-    @Test("An adjustment equals its copies only, so AccountConfiguration stays Hashable")
-    func equalityByIdentity() {
-        let adjustment = NativeAccountAdjustment { $0.reg_retry_interval = 17 }
-        var first = AccountConfiguration(identity: "sip:alice@127.0.0.1")
-        first.nativeAdjustment = adjustment
-        var copy = first
-        #expect(copy == first)
-        #expect(Set([first, copy]).count == 1)
-        copy.nativeAdjustment = NativeAccountAdjustment { $0.reg_retry_interval = 17 }
-        #expect(copy != first)
-        copy.nativeAdjustment = nil
-        #expect(copy != first)
-        #expect(copy == AccountConfiguration(identity: "sip:alice@127.0.0.1"))
-    }
-}
-
 extension EngineTests {
     @Test("Native adjustments run on the engine thread and their settings reach the wire")
     func nativeAdjustmentsReachTheWire() async throws {

@@ -191,20 +191,6 @@ extension EngineTests {
 }
 
 extension EngineTests {
-    @Test("CLI: an invalid --dtmf is a usage error (exit 64) before any call is placed")
-    func cliInvalidDTMFIsUsageError() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let cli = try PeerProcess(
-            "swiftpjsua-bad-dtmf", executable: Repository.tool.path,
-            arguments: ["call", "--bind", "127.0.0.1", "sip:nobody@127.0.0.1:9", "--dtmf", "12x"], folder: folder)
-        defer { cli.stop() }
-        #expect(try await cli.waitForExit(timeout: .seconds(10)) == 64, "\(cli.output)")
-        #expect(!cli.output.contains("calling"), "\(cli.output)")
-    }
-}
-
-extension EngineTests {
     @Test("A TLS transport naming a CA, certificate or key file that cannot be read fails start")
     func unreadableTLSFilesThrow() async throws {
         let engine = PJSUA()

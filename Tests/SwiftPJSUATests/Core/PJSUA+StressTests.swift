@@ -20,24 +20,6 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-/// Runs `operation`, throwing ``TimedOut`` if it has not finished after `timeout`.
-func withDeadline<R: Sendable>(
-    _ what: String, _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> R
-) async throws -> R {
-    try await withThrowingTaskGroup(of: R?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let result = first else {
-            throw TimedOut(what: what, seen: [])
-        }
-        return result
-    }
-}
-
 /// Every event of a run, by call, fed from the global stream. The stream finishes at
 /// shutdown, so ``collect(_:)`` returns only after every terminal event was delivered.
 struct CallBook: Sendable {

@@ -39,87 +39,6 @@ extension EngineTests {
         #expect(tool.output.contains("compiled against pjproject \(version.compiled)"), "\(tool.output)")
     }
 
-    @Test("An outgoing INVITE offers one audio stream and nothing else: no video, no real-time text")
-    func inviteOffersAudioOnly() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let sipp = try await Sipp.start(scenario: "uas_answer_after_80ms.xml", folder: folder)
-        defer { sipp.stop() }
-        try await EngineHarness.run { h in
-            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
-            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
-            let media = try await h.engine.callInfo(call).media
-            #expect(media.map(\.type) == [.audio], "\(media)")
-            try await h.engine.hangup(call)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
-        }
-        _ = try await sipp.finish()
-        let invite = try #require(
-            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
-        let mediaLines = invite.lines.filter { $0.hasPrefix("m=") }
-        #expect(mediaLines.count == 1, "\(mediaLines)")
-        #expect(mediaLines.first?.hasPrefix("m=audio ") == true, "\(mediaLines)")
-    }
-
-    @Test("A hung-up self-call: both legs report DISCONNECTED within 50 ms of the hang-up")
-    func hangupReachesBothLegsQuickly() async throws {
-        try await EngineHarness.run { h in
-            let stamped = Journal<TimestampedEvent>()
-            let stream = h.engine.timestampedEvents
-            let collector = Task { for await event in stream { stamped.append(event) } }
-            defer { collector.cancel() }
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
-            let hungUp = ContinuousClock.now
-            try await h.engine.hangup(caller)
-            let isEnd: @Sendable (TimestampedEvent, Call) -> Bool = { stamped, leg in
-                if case .callState(let change) = stamped.event, change.call == leg, change.state == .disconnected { true } else { false }
-            }
-            let records = try await stamped.wait("both legs DISCONNECTED") { records in
-                records.contains { isEnd($0, caller) } && records.contains { isEnd($0, callee) }
-            }
-            for leg in [caller, callee] {
-                let ended = try #require(records.first { isEnd($0, leg) })
-                #expect(ended.raisedAt - hungUp < .milliseconds(50), "\(leg): \(ended.raisedAt - hungUp)")
-            }
-        }
-    }
-
-    @Test(
-        "stop(recorder) returns with the WAV file complete, whether or not a sound device clocks the bridge",
-        arguments: [true, false])
-    func recorderCompleteWhenStopReturns(clocked: Bool) async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
-        let recording = folder.file("received.wav")
-        let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: clocked ? .automatic : .byApp)
-        try await EngineHarness.run(media: media) { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
-            try await h.engine.play(file: tone.path, into: caller, loop: true)
-            if !clocked {
-                // The bridge runs while the device is attached, then the device goes away:
-                // the recorder's removal would wait for a clock that never comes.
-                try await h.engine.activateAudioDevice()
-            }
-            let recorder = try await h.engine.record(callee, to: recording.path)
-            try await Task.sleep(for: .seconds(1))
-            if !clocked { await h.engine.deactivateAudioDevice() }
-            let before = ContinuousClock.now
-            try await h.engine.stop(recorder)
-            let took = ContinuousClock.now - before
-            // Read at once: the header's sizes must match the file (WAVAudio throws
-            // .truncated otherwise) and the audio must be what was sent.
-            let audio = try WAVAudio(contentsOf: recording)
-            #expect(took < .milliseconds(500), "stop took \(took)")
-            #expect(audio.duration >= .milliseconds(800), "\(audio.duration)")
-            #expect(ToneAnalysis(audio, frequency: 1000).detected(), "\(ToneAnalysis(audio, frequency: 1000))")
-            await h.engine.hangupAll()
-        }
-    }
-
     @Test(
         "A pjproject built without IPv6: an IPv6 transport or RTP address throws a typed error, nothing aborts",
         .enabled(if: !PJSUA.supportsIPv6, "this pjproject has IPv6; `make test PJPROJECT=2.17-noipv6` runs this"))
@@ -184,21 +103,6 @@ extension EngineTests {
                 ? "pjproject \(other.version) loaded\n"
                 : "pjproject \(other.version) is loaded, but the engine was compiled against pjproject \(compiled)"
             #expect(tool.output.contains(expected), "\(tool.output)")
-        }
-    }
-
-    @Test("RFC 4733 digits queued on a call all arrive when a hold follows at once")
-    func queuedDigitsSurviveHold() async throws {
-        try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
-            try await h.engine.sendDTMF(caller, digits: "159#", duration: .milliseconds(120))
-            try await h.engine.setHold(caller)
-            try await h.log.wait("4 digits and the hold", timeout: .seconds(10)) { events in
-                digits(in: events, of: callee).count >= 4 && events.contains { $0.hasAudio(.localHold, caller) }
-            }
-            #expect(String(h.log.digits(of: callee).map(\.digit)) == "159#")
-            await h.engine.hangupAll()
         }
     }
 }

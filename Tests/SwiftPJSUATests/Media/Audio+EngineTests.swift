@@ -4,35 +4,7 @@ import SwiftPJSUA
 import Synchronization
 import Testing
 
-/// Collects pjsip's log lines.
-final class CapturedLog: PJSUALogHandler {
-    private let lines = Mutex<[String]>([])
-    func log(level: Int, message: String) { lines.withLock { $0.append(message) } }
-    var all: [String] { lines.withLock { $0 } }
-}
-
 extension EngineTests {
-    @Test("Log lines reach the handler; two subscribers see the same events in the same order")
-    func logHandlerAndSubscribers() async throws {
-        let captured = CapturedLog()
-        try await EngineHarness.run(logHandler: captured, logLevel: 5) { h in
-            let second = EventLog(h.engine.events)
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.first("confirmed") { $0.isState(.confirmed, of: caller) }
-            try await h.engine.hangup(caller)
-            for log in [h.log, second] {
-                try await log.wait("both ended") { events in
-                    events.contains { $0.isState(.disconnected, of: caller) }
-                        && events.contains { $0.isState(.disconnected, of: callee) }
-                }
-            }
-            #expect(h.log.events == second.events)
-            #expect(h.log.states(of: callee) == [.incoming, .connecting, .confirmed, .disconnected])
-        }
-        let lines = captured.all
-        #expect(lines.contains { $0.contains("INVITE sip:self@127.0.0.1") })
-        #expect(lines.allSatisfy { !$0.hasSuffix("\n") })
-    }
 
     @Test("With the device attached by the app, no RTP flows until activateAudioDevice")
     func audioDeviceActivation() async throws {
@@ -108,5 +80,189 @@ extension EngineTests {
         #expect(start.detected(minimumDuration: .milliseconds(200)), "first 300 ms: \(start)")
         #expect(whole.blocks >= 90 && whole.toneBlocks >= whole.blocks - 5, "\(whole)")
         #expect(abs(whole.levelDBFS + 17) < 1.5, "\(whole)")
+    }
+}
+
+extension EngineTests {
+    @Test("Self-call: the 1 kHz tone played into one leg is recorded on the other")
+    func selfCallCarriesTone() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        let received = folder.file("received.wav")
+        let echoed = folder.file("caller-received.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.wait("audio on both legs") { events in
+                events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
+            }
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
+            try await h.engine.record(callee, to: received.path)
+            try await h.engine.record(caller, to: echoed.path)
+            // 100 packets of 20 ms: two seconds of audio.
+            try await h.poll("100 RTP packets received") { try await $0.streamStatistics(callee).packetsReceived >= 100 }
+            let sent = try await h.engine.streamStatistics(caller)
+            #expect(sent.packetsSent >= 100)
+            #expect(try await h.engine.callInfo(caller).audioCodec != nil)
+            try await h.engine.hangup(caller)
+            try await h.log.wait("both legs ended") { events in
+                events.contains { $0.isState(.disconnected, of: caller) }
+                    && events.contains { $0.isState(.disconnected, of: callee) }
+            }
+        }
+        // The recorders were closed when the calls ended (and pjsua was destroyed).
+        let analysis = ToneAnalysis(try WAVAudio(contentsOf: received), frequency: 1000)
+        #expect(analysis.detected(), "\(analysis)")
+        #expect(analysis.toneEnergyRatio > 0.8, "\(analysis)")
+        // The other direction carried no tone: the same check says no.
+        let control = ToneAnalysis(try WAVAudio(contentsOf: echoed), frequency: 1000)
+        #expect(!control.detected(), "\(control)")
+    }
+}
+
+extension EngineTests {
+    @Test("Mute silences what a call sends; unmute brings the tone back")
+    func muteAndUnmute() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.engine.setMuted(caller, muted: true)
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
+            let muted = try await h.recordTone(callee, to: folder.file("muted.wav"))
+            #expect(!muted.detected(minimumDuration: .milliseconds(100)), "\(muted)")
+            try await h.engine.setMuted(caller, muted: false)
+            let unmuted = try await h.recordTone(callee, to: folder.file("unmuted.wav"))
+            #expect(unmuted.detected(), "\(unmuted)")
+            try await h.engine.hangup(caller)
+        }
+    }
+
+    @Test("Early media: a 183 with SDP puts the caller in EARLY and the callee's tone is heard before any answer")
+    func earlyMediaTone() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(
+                to: h.uri("self"), from: h.account, log: h.log, statusCode: 183)
+            try await h.log.wait("caller EARLY with audio") { events in
+                events.contains { $0.isState(.early, of: caller) } && events.contains { $0.hasActiveAudio(caller) }
+                    && events.contains { $0.hasActiveAudio(callee) }
+            }
+            try await h.engine.play(file: tone.path, into: callee, loop: true)
+            let analysis = try await h.recordTone(caller, to: folder.file("early.wav"))
+            #expect(analysis.detected(), "\(analysis)")
+            let early = h.log.events.first { $0.isState(.early, of: caller) }
+            if case .callState(let change) = early { #expect(change.lastStatus == 183) }
+            #expect(try await h.engine.callInfo(caller).state == .early)
+            #expect(!h.log.states(of: caller).contains(.confirmed))
+            // The final answer follows the early media.
+            try await h.engine.answer(callee, statusCode: 200)
+            try await h.log.wait("both confirmed") { events in
+                events.contains { $0.isState(.confirmed, of: caller) }
+                    && events.contains { $0.isState(.confirmed, of: callee) }
+            }
+            #expect(h.log.states(of: caller) == [.calling, .early, .connecting, .confirmed])
+            try await h.engine.hangup(caller)
+            try await h.log.first("callee ended") { $0.isState(.disconnected, of: callee) }
+        }
+    }
+}
+
+extension EngineTests {
+    @Test(
+        "stop(recorder) returns with the WAV file complete, whether or not a sound device clocks the bridge",
+        arguments: [true, false])
+    func recorderCompleteWhenStopReturns(clocked: Bool) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+        let recording = folder.file("received.wav")
+        let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: clocked ? .automatic : .byApp)
+        try await EngineHarness.run(media: media) { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
+            if !clocked {
+                // The bridge runs while the device is attached, then the device goes away:
+                // the recorder's removal would wait for a clock that never comes.
+                try await h.engine.activateAudioDevice()
+            }
+            let recorder = try await h.engine.record(callee, to: recording.path)
+            try await Task.sleep(for: .seconds(1))
+            if !clocked { await h.engine.deactivateAudioDevice() }
+            let before = ContinuousClock.now
+            try await h.engine.stop(recorder)
+            let took = ContinuousClock.now - before
+            // Read at once: the header's sizes must match the file (WAVAudio throws
+            // .truncated otherwise) and the audio must be what was sent.
+            let audio = try WAVAudio(contentsOf: recording)
+            #expect(took < .milliseconds(500), "stop took \(took)")
+            #expect(audio.duration >= .milliseconds(800), "\(audio.duration)")
+            #expect(ToneAnalysis(audio, frequency: 1000).detected(), "\(ToneAnalysis(audio, frequency: 1000))")
+            await h.engine.hangupAll()
+        }
+    }
+}
+
+extension EngineTests {
+    @Test("A stopped player's handle cannot stop the newer player that reuses its id")
+    func stalePlayerHandle() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(1)).write(to: tone)
+        try await EngineHarness.run { h in
+            let call = try await h.engine.makeCall(to: h.uri("self"), from: h.account)
+            let first = try await h.engine.play(file: tone.path, into: call, loop: true)
+            try await h.engine.stop(first)
+            await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(first) }
+            let second = try await h.engine.play(file: tone.path, into: call, loop: true)
+            #expect(second.id == first.id)
+            #expect(second != first)
+            await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(first) }
+            try await h.engine.stop(second)
+            await h.engine.hangupAll()
+        }
+    }
+}
+
+extension EngineTests {
+    @Test("play without looping raises playbackFinished once, after the file's length; a looping player never does")
+    func playbackFinishedOnce() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let short = folder.file("short.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .milliseconds(600), amplitude: 0.2).write(to: short)
+        try await EngineHarness.run { h in
+            try await h.engine.setCodecPriority("PCMU", 255)
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.first("audio on the callee") { $0.hasActiveAudio(callee) }
+            let received = try await h.engine.audioFrames(of: callee, format: AudioFrameFormat(sampleRate: 8000))
+            let listening = Task { await Self.collect(received, for: .seconds(2)) }
+            let looping = try await h.engine.play(file: short.path, into: callee, loop: true)
+            let clock = ContinuousClock()
+            let began = clock.now
+            let once = try await h.engine.play(file: short.path, into: caller)
+            let finished = try await h.log.first("playback finished") {
+                if case .playbackFinished(let f) = $0 { f.player == once } else { false }
+            }
+            let took = clock.now - began
+            #expect(took >= .milliseconds(550) && took < .milliseconds(1500), "\(took)")
+            #expect(finished.call == caller)
+            // The callee heard the file once: about 600 ms of tone in 2 s of frames, then quiet.
+            let analysis = Self.analysis(of: await listening.value, frequency: 1000)
+            #expect(analysis.toneDuration >= .milliseconds(400) && analysis.toneDuration <= .milliseconds(700), "\(analysis)")
+            let all = h.log.events.filter { if case .playbackFinished = $0 { true } else { false } }
+            #expect(all.count == 1, "\(all) (the looping player \(looping) played its file three times over)")
+            try await h.engine.hangup(caller)
+        }
     }
 }

@@ -3,36 +3,6 @@ import PJSUATestSupport
 import SwiftPJSUA
 import Testing
 
-/// Frame streams, writers and tones used the way an unlucky app would: from several tasks,
-/// across engine runs, in loops.
-extension EngineTests {
-    @Test("Two tasks writing into one frame writer at once: neither traps, and they drain in the time of the frames written (none sent twice)")
-    func concurrentWritesIntoOneWriter() async throws {
-        try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.first("audio on the callee") { $0.hasActiveAudio(callee) }
-            let format = AudioFrameFormat(sampleRate: 8000, frameDuration: .milliseconds(20))
-            // A queue of two frames: both writes wait for room, so the second enters the actor
-            // while the first is suspended.
-            let writer = try await h.engine.audioFrameWriter(for: caller, format: format, buffer: .milliseconds(40))
-            let frames = 25
-            let chunk = [Int16](repeating: 100, count: format.samplesPerFrame * frames)
-            let clock = ContinuousClock()
-            let began = clock.now
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<2 { group.addTask { try await writer.write(chunk) } }
-                try await group.waitForAll()
-            }
-            try await h.poll("the queue drained") { _ in await writer.queuedDuration == .zero }
-            let took = clock.now - began
-            // 50 frames of 20 ms through the bridge: about 1 s. Frames sent twice would take longer.
-            #expect(took < .milliseconds(1500), "\(took)")
-            #expect(await writer.queuedDuration == .zero)
-            try await h.engine.hangup(caller)
-        }
-    }
-}
-
 extension EngineTests {
     /// A beep per key press is the natural use of one-shot tones. Each generator used to stay
     /// on the conference bridge until its call ended: one long call pressing keys filled the
@@ -89,15 +59,68 @@ extension EngineTests {
     }
 }
 
-@Suite("Tone values")
-struct ToneValueTests {
-    /// Characters whose upper case is more than one character (ß → SS, the ﬁ ligature → FI)
-    /// or none that is a key: no DTMF tone, and no trap making a Character of several.
-    @Test("Tone.dtmf of a character whose upper case is two characters is nil, not a trap")
-    func dtmfOfMultiCharacterUppercase() {
-        #expect(Tone.dtmf("ß") == nil)
-        #expect(Tone.dtmf("\u{FB01}") == nil)
-        #expect(throws: PJSUAUsageError.invalidDTMFDigits("1ß")) { try Tone.dtmf(digits: "1ß") }
-        #expect(Tone.dtmf("d")?.secondFrequency == 1633)
+extension EngineTests {
+    @Test("Tones into a call reach the peer with their cadence; a DTMF tone carries both its frequencies")
+    func tonesReachThePeer() async throws {
+        try await EngineHarness.run { h in
+            try await h.engine.setCodecPriority("PCMU", 255)
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.first("audio on the callee") { $0.hasActiveAudio(callee) }
+            let received = try await h.engine.audioFrames(of: callee, format: AudioFrameFormat(sampleRate: 8000))
+            // 200 ms on, 200 ms off, over and over: half the blocks carry the tone.
+            let beeps = try await h.engine.playTones(
+                [Tone(frequency: 1000, duration: .milliseconds(200), pause: .milliseconds(200), volume: 0.3)],
+                into: caller, loop: true)
+            let cadence = Self.analysis(of: Array(await Self.collect(received, for: .seconds(3)).dropFirst(25)), frequency: 1000)
+            #expect(Double(cadence.toneBlocks) / Double(cadence.blocks) > 0.35
+                && Double(cadence.toneBlocks) / Double(cadence.blocks) < 0.65, "\(cadence)")
+            try await h.engine.stop(beeps)
+            await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(beeps) }
+            // After stop: quiet.
+            let after = Self.analysis(of: Array(await Self.collect(received, for: .seconds(1)).dropFirst(10)), frequency: 1000)
+            #expect(after.toneBlocks == 0, "\(after)")
+            // DTMF 5 is 770 + 1336 Hz; played once for 1 s, each frequency holds about half the energy.
+            try await h.engine.playTones(try Tone.dtmf(digits: "5", duration: .seconds(1)), into: caller)
+            let digit = Array(await Self.collect(received, for: .milliseconds(800)).dropFirst(10))
+            let low = Self.analysis(of: digit, frequency: 770)
+            let high = Self.analysis(of: digit, frequency: 1336)
+            #expect(low.toneEnergyRatio > 0.3 && high.toneEnergyRatio > 0.3, "\(low) \(high)")
+            #expect(Self.analysis(of: digit, frequency: 1000).toneEnergyRatio < 0.05)
+            try await h.engine.hangup(caller)
+        }
+    }
+
+    @Test("Tone sequences are checked: empty, too long, out-of-range frequency, duration or volume throw")
+    func toneMisuseThrows() async throws {
+        #expect(Tone.dtmf("x") == nil)
+        #expect(throws: PJSUAUsageError.invalidDTMFDigits("12x")) { try Tone.dtmf(digits: "12x") }
+        #expect(Tone.dtmf("a")?.frequency == 697 && Tone.dtmf("a")?.secondFrequency == 1633)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.first("audio on the callee") { $0.hasActiveAudio(callee) }
+            let bad: [[Tone]] = [
+                [],
+                Array(repeating: Tone(frequency: 440, duration: .milliseconds(10)), count: 33),
+                [Tone(frequency: 0, duration: .milliseconds(10))],
+                [Tone(frequency: 440, secondFrequency: 8000, duration: .milliseconds(10))],
+                [Tone(frequency: 440, duration: .zero)],
+                [Tone(frequency: 440, duration: .seconds(40))],
+                [Tone(frequency: 440, duration: .milliseconds(10), pause: .milliseconds(-1))],
+                [Tone(frequency: 440, duration: .milliseconds(10), volume: 1.5)],
+            ]
+            for tones in bad {
+                await #expect(throws: PJSUAUsageError.self, "\(tones.prefix(1)) ×\(tones.count)") {
+                    try await h.engine.playTones(tones, into: caller)
+                }
+            }
+            let local = try await h.engine.playTonesToSoundDevice(Tone.ringbackEurope, loop: true)
+            #expect(local.call == nil)
+            try await h.engine.stop(local)
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: caller) }
+            await #expect(throws: PJSUAUsageError.unknownCall(caller)) {
+                try await h.engine.playTones(Tone.busyEurope, into: caller)
+            }
+        }
     }
 }

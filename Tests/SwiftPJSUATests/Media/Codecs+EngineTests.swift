@@ -221,3 +221,73 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("Codecs: listed with priorities; the top priority is negotiated, a disabled one is not offered")
+    func codecPriorities() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let sipp = try await Sipp.start(scenario: "uas", folder: folder)
+        defer { sipp.stop() }
+        try await EngineHarness.run { h in
+            let codecs = try await h.engine.codecs()
+            let ids = codecs.map(\.id)
+            #expect(ids.contains("PCMU/8000/1") && ids.contains("PCMA/8000/1"), "\(codecs)")
+            #expect(codecs.filter { $0.id.hasPrefix("PCM") }.allSatisfy { $0.isEnabled }, "\(codecs)")
+            #expect(codecs.map(\.priority) == codecs.map(\.priority).sorted(by: >))
+            try await h.engine.setCodecPriority("PCMA", 255)
+            #expect(try await h.engine.codecs().first?.id == "PCMA/8000/1")
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            #expect(try await h.engine.callInfo(caller).audioCodec == "PCMA/8000")
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+
+            // Disable PCMA: sipp's INVITE carries no payload type 8 and the top is PCMU (0).
+            try await h.engine.setCodecPriority("PCMA", 0)
+            try await h.engine.setCodecPriority("PCMU", 254)
+            #expect(try await h.engine.codecs().first { $0.id == "PCMA/8000/1" }?.isEnabled == false)
+            await #expect(throws: PJSUAError.self) { try await h.engine.setCodecPriority("NOPE", 1) }
+            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            #expect(try await h.engine.callInfo(call).audioCodec == "PCMU/8000")
+            try await h.engine.hangup(call)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        }
+        _ = try await sipp.finish()
+        let invite = try #require(
+            sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+        let mLine = try #require(invite.lines.first { $0.hasPrefix("m=audio") })
+        let payloads = mLine.split(separator: " ").dropFirst(3)
+        #expect(payloads.first == "0", "\(mLine)")
+        #expect(!payloads.contains("8"), "\(mLine)")
+    }
+
+    @Test(
+        "Each codec of the pjproject build negotiates when put first, and carries a tone",
+        arguments: ["opus/48000", "PCMU/8000", "PCMA/8000", "G722/16000", "GSM/8000", "speex/16000", "speex/8000"])
+    func everyBuiltCodecNegotiates(codec: String) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+        let recording = folder.file("heard.wav")
+        try await EngineHarness.run { h in
+            let available = try await h.engine.codecs().map(\.id)
+            let id = try #require(available.first { $0.hasPrefix(codec + "/") }, "\(codec) not in \(available)")
+            try await h.engine.setCodecPriority(id, 255)
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            #expect(try await h.engine.callInfo(caller).audioCodec == codec)
+            #expect(try await h.engine.callInfo(callee).audioCodec == codec)
+            // In one process both legs share the bridge clock: the caller's tone reaches the callee.
+            try await h.engine.play(file: tone.path, into: caller, loop: true)
+            try await h.engine.record(callee, to: recording.path)
+            try await h.poll("1 s of RTP") { try await $0.streamStatistics(callee).packetsReceived >= 60 }
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+        }
+        let analysis = ToneAnalysis(try WAVAudio(contentsOf: recording), frequency: 1000)
+        #expect(analysis.detected(minimumDuration: .milliseconds(400)), "\(codec): \(analysis)")
+    }
+}

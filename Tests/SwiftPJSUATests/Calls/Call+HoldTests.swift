@@ -110,3 +110,98 @@ extension EngineTests {
         #expect(result.successfulCalls == 1, "\(result)")
     }
 }
+
+extension EngineTests {
+    @Test("Hold then resume on a self-call: local and remote hold in media events, the tone flows after resume")
+    func holdResumeCarriesToneAfter() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let tone = folder.file("tone.wav")
+        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        try await EngineHarness.run { h in
+            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
+            try await h.log.waitForAudio(caller, callee)
+            try await h.engine.play(file: tone.path, into: callee, loop: true)
+            try await h.engine.setHold(caller)
+            try await h.log.wait("caller local hold, callee remote hold") { events in
+                events.contains { $0.hasAudio(.localHold, caller) }
+                    && events.contains { $0.hasAudio(.remoteHold, callee) }
+            }
+            // Held: we send only, the far end sends nothing.
+            let held = h.log.events.last { $0.media(of: caller) != nil }?.media(of: caller)?.first
+            #expect(held?.direction == .send)
+            let heldBy = h.log.events.last { $0.media(of: callee) != nil }?.media(of: callee)?.first
+            #expect(heldBy?.direction == .receive)
+            let mediaEvents = h.log.events.filter { $0.media(of: caller) != nil }.count
+            try await h.engine.resume(caller)
+            try await h.log.wait("caller active again") { events in
+                events.filter { $0.media(of: caller) != nil }.count > mediaEvents
+                    && events.last { $0.media(of: caller) != nil }?.hasActiveAudio(caller) == true
+            }
+            let analysis = try await h.recordTone(caller, to: folder.file("after-resume.wav"))
+            #expect(analysis.detected(), "\(analysis)")
+            try await h.engine.hangup(caller)
+            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+        }
+    }
+
+    @Test(
+        "Hold per RFC 3264/6337 against sipp: sendonly, sendonly again, sendrecv; inactive when held; remote sendonly and inactive are remote hold"
+    )
+    func holdOffersOnTheWire() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uac_hold.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
+            defer { sipp.stop() }
+            let call = try #require(try await h.log.first("incoming") { $0.incomingCall != nil }.incomingCall)
+            try await h.engine.answer(call)
+            let media = { (n: Int) in try await h.log.audio(ofMediaEvent: n, of: call) }
+            #expect(try await media(1)?.status == .active)
+            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            try await h.engine.setHold(call)
+            #expect(try await media(2)?.status == .localHold)
+            try await h.engine.setHold(call)
+            #expect(try await media(3)?.status == .localHold)
+            try await h.engine.resume(call)
+            #expect(try await media(4)?.status == .active)
+            // sipp holds us with sendonly.
+            let heldBySendonly = try await media(5)
+            #expect(heldBySendonly?.status == .remoteHold)
+            #expect(heldBySendonly?.direction == .receive)
+            // Holding while held offers inactive.
+            try await h.engine.setHold(call)
+            #expect(try await media(6)?.status == .localHold)
+            try await h.engine.resume(call)
+            #expect(try await media(7)?.status == .remoteHold)
+            // sipp resumes, then holds with inactive.
+            #expect(try await media(8)?.status == .active)
+            let heldByInactive = try await media(9)
+            #expect(heldByInactive?.status == .remoteHold)
+            #expect(heldByInactive?.direction == MediaDirection.inactive)
+            try await h.log.first("BYE from sipp") { $0.isState(.disconnected, of: call) }
+            let result = try await sipp.finish()
+            #expect(result.successfulCalls == 1, "\(result)")
+            let blocks = sipp.messageBlocks
+            // What the engine offered in its re-INVITEs, in order.
+            let offers = blocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("INVITE ") }
+            #expect(sdpDirections(offers) == ["sendonly", "sendonly", "sendrecv", "inactive", "sendrecv"])
+            // What the engine answered to sipp's offers (sendrecv, sendonly, sendrecv, inactive).
+            let answers = blocks.filter {
+                $0.direction == .received && $0.firstLine.hasPrefix("SIP/2.0 200")
+                    && $0.header("CSeq")?.hasSuffix("INVITE") == true
+            }
+            #expect(sdpDirections(answers) == ["sendrecv", "recvonly", "sendrecv", "inactive"])
+        }
+    }
+}
+
+/// The `a=` direction attributes of the SDP bodies in `messages`.
+func sdpDirections(_ messages: [Sipp.LoggedMessage]) -> [String] {
+    let directions: Set<String> = ["a=sendrecv", "a=sendonly", "a=recvonly", "a=inactive"]
+    return messages.compactMap { message in
+        message.lines.first { directions.contains($0.trimmingCharacters(in: .whitespaces)) }
+            .map { String($0.trimmingCharacters(in: .whitespaces).dropFirst(2)) }
+    }
+}
