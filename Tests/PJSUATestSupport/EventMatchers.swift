@@ -88,3 +88,18 @@ extension EventLog {
         }
     }
 }
+
+extension EventLog {
+    /// Waits for the first incoming call (one that `matching` accepts) and returns it.
+    public func incoming(
+        _ what: String = "an incoming call", timeout: Duration = .seconds(10),
+        matching: @escaping @Sendable (IncomingCall) -> Bool = { _ in true }
+    ) async throws -> IncomingCall {
+        let event = try await first(what, timeout: timeout) {
+            if case .incomingCall(let incoming) = $0 { return matching(incoming) }
+            return false
+        }
+        guard case .incomingCall(let incoming) = event else { throw TimedOut(what: what, seen: ["\(event)"]) }
+        return incoming
+    }
+}

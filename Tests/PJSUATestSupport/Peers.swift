@@ -58,20 +58,6 @@ public func commandOutput(
     return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
 }
 
-/// A fresh temporary folder, removed by ``remove()``.
-public struct TemporaryFolder: Sendable {
-    public let url: URL
-
-    public init(_ prefix: String = "swiftpjsua-test") throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    public func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    public func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
 /// Local ports for peers.
 public enum FreePort {
     /// A UDP port on 127.0.0.1 that nothing is bound to right now (the kernel's choice for
@@ -102,7 +88,7 @@ public enum FreePort {
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                Glibc.bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
         return bound ? UInt16(bigEndian: address.sin6_port) : 0
@@ -130,6 +116,23 @@ public enum FreePort {
         let fd = socket(AF_INET, Int32(type.rawValue), 0)
         guard fd >= 0 else { return .failure(BindError(code: errno)) }
         defer { close(fd) }
+        return bind(fd, port)
+    }
+
+    /// A TCP socket listening on 127.0.0.1:`port`, as another SIP stack on the port would
+    /// hold it, until it is closed; nil when the port cannot be had.
+    public static func listenTCP(_ port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        guard case .success = bind(fd, port), listen(fd, 4) == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Binds `fd` to 127.0.0.1:`port` (0: the kernel picks): the port bound to, or the `errno`.
+    private static func bind(_ fd: Int32, _ port: UInt16) -> Result<UInt16, BindError> {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -137,7 +140,7 @@ public enum FreePort {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                Glibc.bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
         return bound ? .success(UInt16(bigEndian: address.sin_port)) : .failure(BindError(code: errno))
@@ -152,7 +155,9 @@ public final class PeerProcess: Sendable {
     private let exit = ExitStatus()
     private let exited = AsyncStream<Int32>.makeStream()
 
-    /// Launches `executable` with `arguments` in its own process group.
+    /// Launches `executable` with `arguments` in its own process group, writing its output
+    /// into `folder`; ``TemporaryFolder/remove()`` stops it (if it still runs) before the
+    /// folder goes.
     /// - Parameter launcher: a command prefix that runs `executable`, e.g.
     ///   `ip netns exec NAMESPACE` (``Topology/Host/launcher``); it must exec the command
     ///   in the same process so that ``stop()`` reaches it.
@@ -186,6 +191,7 @@ public final class PeerProcess: Sendable {
         }
         self.process = process
         try process.run()
+        folder.own(self)
     }
 
     public var pid: Int32 { process.processIdentifier }

@@ -3,10 +3,6 @@ import PJSUATestSupport
 import SwiftPJSUA
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension EngineTests {
     @Test("The default sound device on a machine without one: start throws an error naming .null, and .null starts")
     func defaultSoundDeviceWithoutHardware() async throws {
@@ -46,16 +42,8 @@ extension EngineTests {
     func defaultTransportsPortCollision() async throws {
         let port = FreePort.tcpAndUDP()
         // A TCP listener holds the port, as another SIP stack on 5060 would.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = try #require(FreePort.listenTCP(port))
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(bound == 0 && listen(listener, 4) == 0)
         var configuration = Configuration(media: nullSound)
         configuration.transports = configuration.transports.map { transport in
             var transport = transport
