@@ -211,7 +211,7 @@ public final class PeerProcess: Sendable {
                 return nil
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: timeout)  // the deadline, raced against the exit
                 return nil
             }
             let first = await group.next() ?? nil
@@ -239,12 +239,10 @@ public final class PeerProcess: Sendable {
     /// Waits until the process has printed `text` (checking its output every 20 ms).
     /// - Throws: ``TimedOut`` when it exits or `timeout` passes first.
     public func waitForOutput(containing text: String, timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !output.contains(text) {
-            guard ContinuousClock.now < deadline, exitStatus == nil else {
-                throw TimedOut(what: "\(name) to print \"\(text)\"", seen: [output])
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("\(name) to print \"\(text)\"", timeout: timeout, seen: { output }) {
+            if output.contains(text) { return true }
+            guard exitStatus == nil else { throw TimedOut(what: "\(name) to print \"\(text)\" (it exited)", seen: [output]) }
+            return false
         }
     }
 

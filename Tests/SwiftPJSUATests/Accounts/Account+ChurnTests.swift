@@ -8,17 +8,10 @@ import Testing
 extension EngineTests {
     @Test("An account removed while its call is up: the call lives on, the peer's re-INVITE and BYE get 200")
     func accountRemovedUnderCall() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         try await EngineHarness.run { h in
             // sipp calls, re-INVITEs 1.5 s after the ACK, and hangs up 5.5 s later.
-            let sipp = try await Sipp.start(
-                scenario: "uac_reinvite_new_port.xml", remote: "127.0.0.1:\(h.transport.port)",
-                extra: ["-rtp_echo", "-mp", String(FreePort.udp())], folder: folder)
-            defer { sipp.stop() }
-            let call = try await h.log.incomingCall(fromUser: "sipp")
-            try await h.engine.answer(call)
-            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            let sipp = try await h.sippCaller("uac_reinvite_new_port.xml", extra: ["-rtp_echo", "-mp", String(FreePort.udp())])
+            let call = try await h.answeredCall(fromUser: "sipp")
             #expect(try await h.engine.callInfo(call).account == h.account)
 
             #expect(try await h.engine.removeAccount(h.account) == nil)
@@ -77,6 +70,7 @@ extension EngineTests {
             let offset = Duration.milliseconds(Int.random(in: 0...20, using: &seed))
             let sendFirst = Bool.random(using: &seed)
             if sendFirst { try peer.sendInvite(to: port, callID: callID) }
+            // The race under test: the INVITE and the removal 0–20 ms apart.
             try await Task.sleep(for: offset)
             _ = try await engine.removeAccount(account, deadline: .milliseconds(200))
             if !sendFirst { try peer.sendInvite(to: port, callID: callID) }
@@ -97,34 +91,33 @@ extension EngineTests {
 
     @Test("Kamailio: an account re-added in a removed one's slot with a wrong password never reads registered")
     func reAddedAccountStartsUnregistered() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let kamailio = try await Kamailio.start(folder: folder)
-        defer { kamailio.stop() }
-        try await EngineHarness.run { h in
-            for _ in 0..<5 {
-                let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio))
-                try await h.log.first("registered") { $0.isRegistration(of: alice) }
-                #expect(try await h.engine.accountInfo(alice).isRegistered)
-                _ = try await h.engine.removeAccount(alice)
+        try await withKamailio { kamailio in
+            try await EngineHarness.run { h in
+                for _ in 0..<5 {
+                    let alice = try await h.engine.addAccount(kamailio.account("alice"))
+                    try await h.log.first("registered") { $0.isRegistration(of: alice) }
+                    #expect(try await h.engine.accountInfo(alice).isRegistered)
+                    _ = try await h.engine.removeAccount(alice)
 
-                let wrong = try await h.engine.addAccount(Self.account("alice", at: kamailio, password: "wrong"))
-                #expect(wrong.slot == alice.slot, "the test needs the slot reused")
-                var readings: [AccountInfo] = []
-                let deadline = ContinuousClock.now + .seconds(1)
-                while ContinuousClock.now < deadline {
-                    readings.append(try await h.engine.accountInfo(wrong))
-                    try await Task.sleep(for: .milliseconds(5))
+                    let wrong = try await h.engine.addAccount(kamailio.account("alice", password: "wrong"))
+                    #expect(wrong.slot == alice.slot, "the test needs the slot reused")
+                    var readings: [AccountInfo] = []
+                    let deadline = ContinuousClock.now + .seconds(1)
+                    while ContinuousClock.now < deadline {
+                        readings.append(try await h.engine.accountInfo(wrong))
+                        // Sampling for a second, not a settle: no reading may say registered.
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    #expect(readings.allSatisfy { !$0.isRegistered && $0.expiresIn == .zero }, "\(readings.filter(\.isRegistered))")
+                    // Before its own first response the status is 0, never the old account's 200.
+                    #expect(readings.allSatisfy { $0.statusCode == 0 || $0.statusCode == 401 }, "\(Set(readings.map(\.statusCode)))")
+                    try await h.log.first("401") {
+                        if case .registrationState(let registration) = $0, registration.account == wrong, case .failed(401, _) = registration.outcome { true } else { false }
+                    }
+                    let after = try await h.engine.accountInfo(wrong)
+                    #expect(after.statusCode == 401, "\(after) after \(h.log.events.filter { $0.isRegistration(of: wrong) || $0.isRegistration(of: alice) })")
+                    _ = try await h.engine.removeAccount(wrong)
                 }
-                #expect(readings.allSatisfy { !$0.isRegistered && $0.expiresIn == .zero }, "\(readings.filter(\.isRegistered))")
-                // Before its own first response the status is 0, never the old account's 200.
-                #expect(readings.allSatisfy { $0.statusCode == 0 || $0.statusCode == 401 }, "\(Set(readings.map(\.statusCode)))")
-                try await h.log.first("401") {
-                    if case .registrationState(let registration) = $0, registration.account == wrong, case .failed(401, _) = registration.outcome { true } else { false }
-                }
-                let after = try await h.engine.accountInfo(wrong)
-                #expect(after.statusCode == 401, "\(after) after \(h.log.events.filter { $0.isRegistration(of: wrong) || $0.isRegistration(of: alice) })")
-                _ = try await h.engine.removeAccount(wrong)
             }
         }
     }

@@ -141,8 +141,7 @@ extension EngineTests {
             }
             // Independent: ending one call leaves the other 31 confirmed.
             let ended = try #require(calls.min { $0.generation < $1.generation })
-            try await h.engine.hangup(ended)
-            try await h.log.first("one call ended") { $0.isState(.disconnected, of: ended) }
+            try await h.hangUp(ended)
             for call in calls where call != ended {
                 #expect(try await h.engine.callInfo(call).state == .confirmed)
             }

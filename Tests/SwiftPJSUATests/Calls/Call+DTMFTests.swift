@@ -40,19 +40,14 @@ extension EngineTests {
             let info = h.log.digits(of: caller)
             #expect(info.map(\.digit) == ["5", "#"])
             #expect(info.allSatisfy { $0.method == .sipInfo && $0.duration == .milliseconds(250) })
-            try await h.engine.hangup(caller)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+            try await h.hangUp(caller, waitingFor: callee)
         }
     }
 
     @Test("On the wire: a 183 with SDP before the 200, and DTMF as SIP INFO application/dtmf-relay both ways")
     func earlyMediaAndInfoOnTheWire() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(
-                scenario: "uac_early_media_info.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
-            defer { sipp.stop() }
+            let sipp = try await h.sippCaller("uac_early_media_info.xml")
             let call = try await h.log.incomingCall(fromUser: "sipp")
             try await h.engine.answer(call, statusCode: 183)
             try await h.log.first("media in the early dialog") { $0.hasActiveAudio(call) }
@@ -64,8 +59,7 @@ extension EngineTests {
             #expect(digit?.method == .sipInfo)
             #expect(digit?.duration == .milliseconds(120))
             try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: call) }
-            let result = try await sipp.finish()
-            #expect(result.successfulCalls == 1, "\(result)")
+            try await sipp.expectFinished()
             let received = sipp.messageBlocks.filter { $0.direction == .received }
             let progress = try #require(received.first { $0.firstLine.hasPrefix("SIP/2.0 183") })
             #expect(progress.header("Content-Type") == "application/sdp")
@@ -82,8 +76,7 @@ extension EngineTests {
     @Test("RFC 4733 digits queued on a call all arrive when a hold follows at once")
     func queuedDigitsSurviveHold() async throws {
         try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
+            let (caller, callee) = try await h.selfCall()
             try await h.engine.sendDTMF(caller, digits: "159#", duration: .milliseconds(120))
             try await h.engine.setHold(caller)
             try await h.log.wait("4 digits and the hold", timeout: .seconds(10)) { events in

@@ -26,40 +26,29 @@ extension EngineTests {
 
     @Test("Hold lost to glare: a 491 is retried after 2.1–4 s on a call we placed, and the retry's 200 holds the call")
     func holdRetriedAfterGlare() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let sipp = try await Sipp.start(scenario: "uas_reinvite_491_then_200.xml", folder: folder)
-        defer { sipp.stop() }
-        try await EngineHarness.run { h in
-            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
-            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
-            try await h.log.first("audio") { $0.hasActiveAudio(call) }
-            let start = ContinuousClock.now
-            try await h.engine.setHold(call)
-            try await h.log.first("held", timeout: .seconds(10)) { Self.isLocalHold($0, of: call) }
-            let elapsed = ContinuousClock.now - start
-            // RFC 3261 §14.1: we chose the Call-ID, so 2.1–4 s (plus a round trip on 127.0.0.1).
-            #expect(elapsed >= .milliseconds(2100) && elapsed < .milliseconds(4500), "held after \(elapsed)")
-            #expect(!h.log.events.contains { Self.reinviteFailure($0, of: call) != nil })
-            #expect(Self.reinviteDirections(sipp) == ["a=sendonly", "a=sendonly"])
-            try await h.engine.hangup(call)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        try await withSipp(scenario: "uas_reinvite_491_then_200.xml") { sipp in
+            try await EngineHarness.run { h in
+                let call = try await h.confirmedCall(to: sipp.uri)
+                try await h.log.first("audio") { $0.hasActiveAudio(call) }
+                let start = ContinuousClock.now
+                try await h.engine.setHold(call)
+                try await h.log.first("held", timeout: .seconds(10)) { Self.isLocalHold($0, of: call) }
+                let elapsed = ContinuousClock.now - start
+                // RFC 3261 §14.1: we chose the Call-ID, so 2.1–4 s (plus a round trip on 127.0.0.1).
+                #expect(elapsed >= .milliseconds(2100) && elapsed < .milliseconds(4500), "held after \(elapsed)")
+                #expect(!h.log.events.contains { Self.reinviteFailure($0, of: call) != nil })
+                #expect(Self.reinviteDirections(sipp) == ["a=sendonly", "a=sendonly"])
+                try await h.hangUp(call)
+            }
+            try await sipp.expectFinished()
         }
-        let result = try await sipp.finish()
-        #expect(result.successfulCalls == 1, "\(result)")
     }
 
     @Test("Hold lost to glare on a call we answered: the 491 is retried within 0–2 s, and the retry's 200 holds the call")
     func holdRetriedAfterGlareAsCallee() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(
-                scenario: "uac_reinvite_491_then_200.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
-            defer { sipp.stop() }
-            let call = try await h.log.incomingCall(fromUser: "sipp")
-            try await h.engine.answer(call)
-            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+            let sipp = try await h.sippCaller("uac_reinvite_491_then_200.xml")
+            let call = try await h.answeredCall(fromUser: "sipp")
             try await h.log.first("audio") { $0.hasActiveAudio(call) }
             let start = ContinuousClock.now
             try await h.engine.setHold(call)
@@ -71,57 +60,45 @@ extension EngineTests {
             #expect(elapsed < .milliseconds(2600), "held after \(elapsed)")
             #expect(!h.log.events.contains { Self.reinviteFailure($0, of: call) != nil })
             #expect(Self.reinviteDirections(sipp, after: 0) == ["a=sendonly", "a=sendonly"])
-            try await h.engine.hangup(call)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
-            let result = try await sipp.finish()
-            #expect(result.successfulCalls == 1, "\(result)")
+            try await h.hangUp(call)
+            try await sipp.expectFinished()
         }
     }
 
     @Test("Hold always answered 491: three tries, then reinviteFailed (hold, 491, 3 attempts) and no hold reported")
     func holdGlareGivesUp() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let sipp = try await Sipp.start(scenario: "uas_reinvite_always_491.xml", folder: folder)
-        defer { sipp.stop() }
-        try await EngineHarness.run { h in
-            let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
-            try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
-            try await h.log.first("audio") { $0.hasActiveAudio(call) }
-            let start = ContinuousClock.now
-            try await h.engine.setHold(call)
-            let event = try await h.log.first("reinvite failed", timeout: .seconds(15)) {
-                Self.reinviteFailure($0, of: call) != nil
+        try await withSipp(scenario: "uas_reinvite_always_491.xml") { sipp in
+            try await EngineHarness.run { h in
+                let call = try await h.confirmedCall(to: sipp.uri)
+                try await h.log.first("audio") { $0.hasActiveAudio(call) }
+                let start = ContinuousClock.now
+                try await h.engine.setHold(call)
+                let event = try await h.log.first("reinvite failed", timeout: .seconds(15)) {
+                    Self.reinviteFailure($0, of: call) != nil
+                }
+                let elapsed = ContinuousClock.now - start
+                let failure = try #require(Self.reinviteFailure(event, of: call))
+                #expect(failure == ReinviteFailure(call: call, purpose: .hold, statusCode: 491, attempts: 3))
+                #expect(failure.attempts == PJSUA.reinviteGlareAttempts)
+                // Two waits of 2.1–4 s each between the three tries.
+                #expect(elapsed >= .milliseconds(4200) && elapsed < .milliseconds(8500), "failed after \(elapsed)")
+                #expect(!h.log.events.contains { Self.isLocalHold($0, of: call) })
+                #expect(h.log.events.filter { Self.reinviteFailure($0, of: call) != nil }.count == 1)
+                #expect(Self.reinviteDirections(sipp) == ["a=sendonly", "a=sendonly", "a=sendonly"])
+                #expect(try await h.engine.callInfo(call).state == .confirmed)
+                try await h.hangUp(call)
             }
-            let elapsed = ContinuousClock.now - start
-            let failure = try #require(Self.reinviteFailure(event, of: call))
-            #expect(failure == ReinviteFailure(call: call, purpose: .hold, statusCode: 491, attempts: 3))
-            #expect(failure.attempts == PJSUA.reinviteGlareAttempts)
-            // Two waits of 2.1–4 s each between the three tries.
-            #expect(elapsed >= .milliseconds(4200) && elapsed < .milliseconds(8500), "failed after \(elapsed)")
-            #expect(!h.log.events.contains { Self.isLocalHold($0, of: call) })
-            #expect(h.log.events.filter { Self.reinviteFailure($0, of: call) != nil }.count == 1)
-            #expect(Self.reinviteDirections(sipp) == ["a=sendonly", "a=sendonly", "a=sendonly"])
-            #expect(try await h.engine.callInfo(call).state == .confirmed)
-            try await h.engine.hangup(call)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+            try await sipp.expectFinished()
         }
-        let result = try await sipp.finish()
-        #expect(result.successfulCalls == 1, "\(result)")
     }
 }
 
 extension EngineTests {
     @Test("Hold then resume on a self-call: local and remote hold in media events, the tone flows after resume")
     func holdResumeCarriesToneAfter() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
         try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
-            try await h.engine.play(file: tone.path, into: callee, loop: true)
+            let (caller, callee) = try await h.selfCall()
+            try await h.playTone(into: callee)
             try await h.engine.setHold(caller)
             try await h.log.wait("caller local hold, callee remote hold") { events in
                 events.contains { $0.hasAudio(.localHold, caller) }
@@ -138,10 +115,9 @@ extension EngineTests {
                 events.filter { $0.media(of: caller) != nil }.count > mediaEvents
                     && events.last { $0.media(of: caller) != nil }?.hasActiveAudio(caller) == true
             }
-            let analysis = try await h.recordTone(caller, to: folder.file("after-resume.wav"))
+            let analysis = try await h.recordTone(caller, to: h.folder.file("after-resume.wav"))
             #expect(analysis.detected(), "\(analysis)")
-            try await h.engine.hangup(caller)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: callee) }
+            try await h.hangUp(caller, waitingFor: callee)
         }
     }
 
@@ -149,12 +125,8 @@ extension EngineTests {
         "Hold per RFC 3264/6337 against sipp: sendonly, sendonly again, sendrecv; inactive when held; remote sendonly and inactive are remote hold"
     )
     func holdOffersOnTheWire() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(
-                scenario: "uac_hold.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
-            defer { sipp.stop() }
+            let sipp = try await h.sippCaller("uac_hold.xml")
             let call = try #require(try await h.log.first("incoming") { $0.incomingCall != nil }.incomingCall)
             try await h.engine.answer(call)
             let media = { (n: Int) in try await h.log.audio(ofMediaEvent: n, of: call) }
@@ -181,8 +153,7 @@ extension EngineTests {
             #expect(heldByInactive?.status == .remoteHold)
             #expect(heldByInactive?.direction == MediaDirection.inactive)
             try await h.log.first("BYE from sipp") { $0.isState(.disconnected, of: call) }
-            let result = try await sipp.finish()
-            #expect(result.successfulCalls == 1, "\(result)")
+            try await sipp.expectFinished()
             let blocks = sipp.messageBlocks
             // What the engine offered in its re-INVITEs, in order.
             let offers = blocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("INVITE ") }

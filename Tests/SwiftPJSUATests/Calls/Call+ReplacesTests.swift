@@ -260,8 +260,7 @@ extension EngineTests {
             try await h.log.first("old confirmed") { $0.isState(.confirmed, of: old) }
 
             // The app hangs up; the BYE goes unanswered for now, so pjsip keeps the dialog.
-            try await h.engine.hangup(old)
-            try await h.log.first("old ended for the app") { $0.isState(.disconnected, of: old) }
+            try await h.hangUp(old)
             let bye = await peer.receivedRequest("BYE", callID: first.callID, timeout: .seconds(10))
             #expect(bye != nil)
 
@@ -338,54 +337,52 @@ extension EngineTests {
 
     @Test("Attended transfer: the Refer-To names the other call's remote Contact (not its To URI), Replaces escaped")
     func attendedTransferReferToContact() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let transferee = try await Sipp.start(scenario: "uas_refer_accept.xml", folder: folder)
-        defer { transferee.stop() }
-        let target = try await Sipp.start(scenario: "uas_device_contact.xml", folder: folder)
-        defer { target.stop() }
-        let bCallID = try await EngineHarness.run { h in
-            let a = try await h.engine.makeCall(to: transferee.uri, from: h.account)
-            let b = try await h.engine.makeCall(to: target.uri, from: h.account)
-            try await h.log.wait("both confirmed") { events in
-                events.contains { $0.isState(.confirmed, of: a) } && events.contains { $0.isState(.confirmed, of: b) }
+        try await withTemporaryFolder { folder in
+            let transferee = try await Sipp.start(scenario: "uas_refer_accept.xml", folder: folder)
+            let target = try await Sipp.start(scenario: "uas_device_contact.xml", folder: folder)
+            let bCallID = try await EngineHarness.run { h in
+                let a = try await h.engine.makeCall(to: transferee.uri, from: h.account)
+                let b = try await h.engine.makeCall(to: target.uri, from: h.account)
+                try await h.log.wait("both confirmed") { events in
+                    events.contains { $0.isState(.confirmed, of: a) } && events.contains { $0.isState(.confirmed, of: b) }
+                }
+                let bCallID = try await h.engine.callInfo(b).sipCallID
+                try await h.engine.transfer(a, replacing: b)
+                try await h.log.first("final transfer status") {
+                    $0.transferStatus?.call == a && $0.transferStatus?.final == true
+                }
+                await h.engine.hangupAll()
+                try await h.log.wait("both ended") { events in
+                    events.contains { $0.isState(.disconnected, of: a) }
+                        && events.contains { $0.isState(.disconnected, of: b) }
+                }
+                return bCallID
             }
-            let bCallID = try await h.engine.callInfo(b).sipCallID
-            try await h.engine.transfer(a, replacing: b)
-            try await h.log.first("final transfer status") {
-                $0.transferStatus?.call == a && $0.transferStatus?.final == true
+            #expect(try await transferee.finish().successfulCalls == 1)
+            #expect(try await target.finish().successfulCalls == 1)
+            let refer = try #require(
+                transferee.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
+            let referTo = try #require(refer.header("Refer-To"))
+            // The target answered as sip:service@ (its To URI) from the device desk-7.
+            let contact = "sip:desk-7@127.0.0.1:\(target.port);ob"
+            #expect(referTo.hasPrefix("<\(contact)?"), "\(referTo)")
+            #expect(!referTo.contains("sip:service@"), "\(referTo)")
+            let invite = try #require(
+                target.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+            let engineTag = try #require(invite.header("From")?.components(separatedBy: ";tag=").last)
+            let callID = try #require(invite.header("Call-ID"))
+            // Replaces from the target's view: to-tag is the target's, from-tag ours; ';', '='
+            // and '@' escaped inside the header value (RFC 3261 §25.1).
+            let escaped = { (text: String) in
+                text.addingPercentEncoding(
+                    withAllowedCharacters: CharacterSet(
+                        charactersIn:
+                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()[]/?:+$")) ?? text
             }
-            await h.engine.hangupAll()
-            try await h.log.wait("both ended") { events in
-                events.contains { $0.isState(.disconnected, of: a) }
-                    && events.contains { $0.isState(.disconnected, of: b) }
-            }
-            return bCallID
+            #expect(callID == bCallID)
+            let replaces = "\(callID);to-tag=desk-7%`tag;from-tag=\(engineTag)"
+            #expect(referTo == "<\(contact)?Require=replaces&Replaces=\(escaped(replaces))>", "\(referTo)")
         }
-        #expect(try await transferee.finish().successfulCalls == 1)
-        #expect(try await target.finish().successfulCalls == 1)
-        let refer = try #require(
-            transferee.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
-        let referTo = try #require(refer.header("Refer-To"))
-        // The target answered as sip:service@ (its To URI) from the device desk-7.
-        let contact = "sip:desk-7@127.0.0.1:\(target.port);ob"
-        #expect(referTo.hasPrefix("<\(contact)?"), "\(referTo)")
-        #expect(!referTo.contains("sip:service@"), "\(referTo)")
-        let invite = try #require(
-            target.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
-        let engineTag = try #require(invite.header("From")?.components(separatedBy: ";tag=").last)
-        let callID = try #require(invite.header("Call-ID"))
-        // Replaces from the target's view: to-tag is the target's, from-tag ours; ';', '='
-        // and '@' escaped inside the header value (RFC 3261 §25.1).
-        let escaped = { (text: String) in
-            text.addingPercentEncoding(
-                withAllowedCharacters: CharacterSet(
-                    charactersIn:
-                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'()[]/?:+$")) ?? text
-        }
-        #expect(callID == bCallID)
-        let replaces = "\(callID);to-tag=desk-7%`tag;from-tag=\(engineTag)"
-        #expect(referTo == "<\(contact)?Require=replaces&Replaces=\(escaped(replaces))>", "\(referTo)")
     }
 }
 

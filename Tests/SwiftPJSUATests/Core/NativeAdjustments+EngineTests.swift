@@ -41,9 +41,10 @@ private final class RequestSink: @unchecked Sendable {
     func request(_ method: String, timeout: Duration) async -> (text: String, from: sockaddr_in)? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
+            // Waits on the socket itself, 10 ms at a time, letting other tasks run in between.
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 0) > 0 else {
-                try? await Task.sleep(for: .milliseconds(10))
+            guard poll(&poller, 1, 10) > 0 else {
+                await Task.yield()
                 continue
             }
             var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -185,13 +186,11 @@ extension EngineTests {
             for codec in try await h.engine.codecs() where !codec.id.hasPrefix("PCMU/") {
                 try await h.engine.setCodecPriority(codec.id, 0)
             }
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
-            try await h.log.first("audio") { $0.hasActiveAudio(caller) }
+            let (caller, callee) = try await h.selfCall()
             try await h.poll("10 RTP packets from the caller") { try await $0.streamStatistics(caller).packetsSent >= 10 }
             let sent = try await h.engine.streamStatistics(caller)
             #expect(sent.bytesSent == sent.packetsSent * 320, "\(sent)")
-            try await h.engine.hangup(caller)
-            try await h.log.first("callee DISCONNECTED") { $0.isState(.disconnected, of: callee) }
+            try await h.hangUp(caller, waitingFor: callee)
         }
         // pjsip's message trace of the INVITE, from after pjsua_init applied the decoration.
         let trace = lines.lines.filter { $0.contains("Request msg INVITE") }
@@ -230,8 +229,7 @@ extension EngineTests {
             try await h.log.first("caller CONFIRMED") { $0.isState(.confirmed, of: caller) }
             try await h.log.first("audio") { $0.hasActiveAudio(callee) }
             #expect(try await h.engine.callInfo(caller).media.allSatisfy { $0.type == .audio })
-            try await h.engine.hangup(caller)
-            try await h.log.first("callee DISCONNECTED") { $0.isState(.disconnected, of: callee) }
+            try await h.hangUp(caller, waitingFor: callee)
             // The account was not registered with a REGISTER of its own (it has no registrar).
             #expect(!h.log.events.contains { $0.isRegistration(of: account) })
         }

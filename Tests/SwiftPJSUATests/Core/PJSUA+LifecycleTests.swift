@@ -24,27 +24,24 @@ extension EngineTests {
 
     @Test("A second shutdown waits for the one in progress; start works right after")
     func concurrentShutdownWaits() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let registrar = try await Sipp.start(scenario: "registrar_ignores_unregister.xml", folder: folder)
-        defer { registrar.stop() }
-        let engine = PJSUA()
-        let log = EventLog(engine.events)
-        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
-        _ = try await engine.addAccount(AccountConfiguration(
-            identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
-        try await log.first("registered") { $0.isRegistration(active: true) }
-        let first = Task { await engine.shutdown(deadline: .seconds(2)) }
-        // sipp's scenario ends when the unregistration arrives (and stays unanswered): the
-        // first shutdown is now waiting for it, up to its deadline.
-        let result = try await registrar.finish()
-        #expect(result.successfulCalls == 1, "\(result)")
-        await engine.shutdown()
-        #expect(await !engine.isRunning)
-        // Were the first shutdown still running, start would throw alreadyStarted.
-        try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
-        await engine.shutdown()
-        await first.value
+        try await withSipp(scenario: "registrar_ignores_unregister.xml") { registrar in
+            let engine = PJSUA()
+            let log = EventLog(engine.events)
+            try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
+            _ = try await engine.addAccount(AccountConfiguration(
+                identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+            try await log.first("registered") { $0.isRegistration(active: true) }
+            let first = Task { await engine.shutdown(deadline: .seconds(2)) }
+            // sipp's scenario ends when the unregistration arrives (and stays unanswered): the
+            // first shutdown is now waiting for it, up to its deadline.
+            try await registrar.expectFinished()
+            await engine.shutdown()
+            #expect(await !engine.isRunning)
+            // Were the first shutdown still running, start would throw alreadyStarted.
+            try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
+            await engine.shutdown()
+            await first.value
+        }
     }
 
     @Test("IPv6: a local account on udp6 [::1] places and receives a call", .enabled(if: PJSUA.supportsIPv6, "this pjproject was built without IPv6"))
@@ -199,8 +196,7 @@ extension EngineTests {
         let captured = CapturedLog()
         try await EngineHarness.run(logHandler: captured, logLevel: 5) { h in
             let second = EventLog(h.engine.events)
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.first("confirmed") { $0.isState(.confirmed, of: caller) }
+            let (caller, callee) = try await h.selfCall()
             try await h.engine.hangup(caller)
             for log in [h.log, second] {
                 try await log.wait("both ended") { events in

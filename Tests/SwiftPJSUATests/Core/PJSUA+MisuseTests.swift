@@ -48,8 +48,7 @@ extension EngineTests {
     @Test("streamStatistics with a negative or absent media index throws")
     func badMediaIndexThrows() async throws {
         try await EngineHarness.run { h in
-            let (caller, _) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
-            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
+            let (caller, _) = try await h.selfCall()
             await #expect(throws: (any Error).self) { try await h.engine.streamStatistics(caller, mediaIndex: -1) }
             await #expect(throws: (any Error).self) { try await h.engine.streamStatistics(caller, mediaIndex: 99) }
             try await h.engine.hangup(caller)
@@ -93,21 +92,14 @@ extension EngineTests {
 extension EngineTests {
     @Test("Requests no dialog or module handles get a final response (481, 405), not silence")
     func outOfDialogRequestsAnswered() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(
-                scenario: "uac_out_of_dialog.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder,
-                timeout: .seconds(10))
-            defer { sipp.stop() }
+            let sipp = try await h.sippCaller("uac_out_of_dialog.xml", timeout: .seconds(10))
             let result = try await sipp.finish(timeout: .seconds(20))
             #expect(result.exitStatus == 0, "\(result)")
             #expect(sipp.receivedStatusCodes == [481, 481, 405], "\(sipp.messages.prefix(2000))")
             // The engine still places and answers calls afterwards.
-            let (caller, _) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
-            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
-            try await h.engine.hangup(caller)
-            try await h.log.first("DISCONNECTED") { $0.isState(.disconnected, of: caller) }
+            let (caller, _) = try await h.selfCall()
+            try await h.hangUp(caller)
         }
     }
 }
@@ -130,8 +122,7 @@ extension EngineTests {
             }
             #expect(added > 0 && failures > 0)
             await #expect(throws: (any Error).self) { try await h.engine.addLocalAccount() }
-            let (caller, _) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
-            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
+            let (caller, _) = try await h.selfCall()
             try await h.engine.hangup(caller)
         }
     }
@@ -175,9 +166,7 @@ extension EngineTests {
     @Test("Attended transfer of a call to replace itself throws and the call stays up")
     func transferReplacingItselfThrows() async throws {
         try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
-            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }
-            try await h.log.first("CONFIRMED") { $0.isState(.confirmed, of: callee) }
+            let (caller, _) = try await h.selfCall()
             await #expect(throws: PJSUAUsageError.self) { try await h.engine.transfer(caller, replacing: caller) }
             // A REFER would have been answered within milliseconds over loopback; then check.
             try await h.engine.setHold(caller)
@@ -214,17 +203,12 @@ extension EngineTests {
 extension EngineTests {
     @Test("A SIP INFO digit that is no DTMF digit is not reported; a lowercase one is reported uppercase")
     func infoWithInvalidDigit() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         try await EngineHarness.run { h in
-            let sipp = try await Sipp.start(
-                scenario: "uac_info_invalid_digits.xml", remote: "127.0.0.1:\(h.transport.port)", folder: folder)
-            defer { sipp.stop() }
+            let sipp = try await h.sippCaller("uac_info_invalid_digits.xml")
             let call = try await h.log.incomingCall(fromUser: "sipp")
             try await h.engine.answer(call, statusCode: 200)
             let events = try await h.log.wait("sipp's BYE") { $0.contains { $0.isState(.disconnected, of: call) } }
-            let result = try await sipp.finish()
-            #expect(result.successfulCalls == 1, "\(result)")
+            try await sipp.expectFinished()
             let digits = events.compactMap { $0.receivedDigit?.call == call ? $0.receivedDigit?.digit : nil }
             #expect(digits == ["D", "8"])
         }

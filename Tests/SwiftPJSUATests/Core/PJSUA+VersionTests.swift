@@ -29,14 +29,14 @@ extension EngineTests {
         #expect(PJSUA.usesMediaWorkerThread == (minor >= 13))
 
         // The tool says the same and exits 0.
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tool = try PeerProcess("version", executable: Repository.tool.path, arguments: ["version"], folder: folder)
-        let status = try await tool.waitForExit(timeout: .seconds(10))
-        #expect(status == 0)
-        #expect(tool.output.contains("pjproject \(version.loaded) loaded\n"), "\(tool.output)")
-        #expect(tool.output.contains("IPv6: \(PJSUA.supportsIPv6 ? "yes" : "no")"), "\(tool.output)")
-        #expect(tool.output.contains("compiled against pjproject \(version.compiled)"), "\(tool.output)")
+        try await withTemporaryFolder { folder in
+            let tool = try PeerProcess("version", executable: Repository.tool.path, arguments: ["version"], folder: folder)
+            let status = try await tool.waitForExit(timeout: .seconds(10))
+            #expect(status == 0)
+            #expect(tool.output.contains("pjproject \(version.loaded) loaded\n"), "\(tool.output)")
+            #expect(tool.output.contains("IPv6: \(PJSUA.supportsIPv6 ? "yes" : "no")"), "\(tool.output)")
+            #expect(tool.output.contains("compiled against pjproject \(version.compiled)"), "\(tool.output)")
+        }
     }
 
     @Test(
@@ -89,20 +89,20 @@ extension EngineTests {
     func versionMismatchRefused() async throws {
         let other = try #require(otherPJProject)
         let compiled = PJSUA.pjprojectVersion.compiled
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        // LD_LIBRARY_PATH comes before the tool's RUNPATH: the dynamic linker loads the
-        // other version's libpj*.so.2 under the same names.
-        for command in [["version"], ["demo"]] {
-            let tool = try PeerProcess(
-                "mismatch-\(command[0])", executable: Repository.tool.path, arguments: command, folder: folder,
-                environment: ["LD_LIBRARY_PATH": other.libdir])
-            let status = try await tool.waitForExit(timeout: .seconds(20))
-            #expect(status == 1, "\(tool.output)")
-            let expected = command == ["version"]
-                ? "pjproject \(other.version) loaded\n"
-                : "pjproject \(other.version) is loaded, but the engine was compiled against pjproject \(compiled)"
-            #expect(tool.output.contains(expected), "\(tool.output)")
+        try await withTemporaryFolder { folder in
+            // LD_LIBRARY_PATH comes before the tool's RUNPATH: the dynamic linker loads the
+            // other version's libpj*.so.2 under the same names.
+            for command in [["version"], ["demo"]] {
+                let tool = try PeerProcess(
+                    "mismatch-\(command[0])", executable: Repository.tool.path, arguments: command, folder: folder,
+                    environment: ["LD_LIBRARY_PATH": other.libdir])
+                let status = try await tool.waitForExit(timeout: .seconds(20))
+                #expect(status == 1, "\(tool.output)")
+                let expected = command == ["version"]
+                    ? "pjproject \(other.version) loaded\n"
+                    : "pjproject \(other.version) is loaded, but the engine was compiled against pjproject \(compiled)"
+                #expect(tool.output.contains(expected), "\(tool.output)")
+            }
         }
     }
 }

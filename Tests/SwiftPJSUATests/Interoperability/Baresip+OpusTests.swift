@@ -52,13 +52,7 @@ private struct Baresip {
     }
 
     func waitForOutput(_ text: String, timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !process.output.contains(text) {
-            try #require(
-                ContinuousClock.now < deadline && process.exitStatus == nil,
-                "no \"\(text)\" from baresip: \(process.output)")
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await process.waitForOutput(containing: text, timeout: timeout)
     }
 
     /// What baresip decoded from the call, as `sndfile` dumped it.
@@ -81,14 +75,12 @@ extension EngineTests {
         try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
         try await h.log.first("active audio") { $0.hasActiveAudio(call) }
         #expect(try await h.engine.callInfo(call).audioCodec == "opus/48000")
-        let tone = folder.file("engine-tone.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
+        let tone = try folder.toneFile("engine-tone.wav")
         try await h.engine.play(file: tone.path, into: call, loop: true)
         let heard = try await h.recordTone(
             call, to: folder.file("from-baresip.wav"), packets: 75, frequency: Baresip.toneFrequency)
         #expect(heard.detected(), "\(heard)")
-        try await h.engine.hangup(call)
-        try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        try await h.hangUp(call)
         try await peer.waitForOutput("terminated")
         let output = peer.process.output
         #expect(output.contains("Set audio encoder: opus 48000Hz 2ch"), "\(output)")
@@ -99,27 +91,25 @@ extension EngineTests {
 
     @Test("baresip interop: the engine calls baresip, the call lands on opus both sides and tones cross both ways")
     func callsBaresipOnOpus() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let peer = try await Baresip.start(folder: folder)
-        defer { peer.process.stop() }
-        try await EngineHarness.run { h in
-            let call = try await h.engine.makeCall(to: peer.uri, from: h.account)
-            try await checkBaresipCall(call, h, peer, folder: folder)
+        try await withTemporaryFolder { folder in
+            let peer = try await Baresip.start(folder: folder)
+            defer { peer.process.stop() }
+            try await EngineHarness.run { h in
+                let call = try await h.engine.makeCall(to: peer.uri, from: h.account)
+                try await checkBaresipCall(call, h, peer, folder: folder)
+            }
         }
     }
 
     @Test("baresip interop: baresip calls the engine, the call lands on opus both sides and tones cross both ways")
     func calledByBaresipOnOpus() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         try await EngineHarness.run { h in
-            let peer = try await Baresip.start(folder: folder, commands: ["/dial \(h.uri("engine"))"])
+            let peer = try await Baresip.start(folder: h.folder, commands: ["/dial \(h.uri("engine"))"])
             defer { peer.process.stop() }
             let event = try await h.log.first("baresip's INVITE") { $0.incomingCall != nil }
             let call = try #require(event.incomingCall)
             try await h.engine.answer(call)
-            try await checkBaresipCall(call, h, peer, folder: folder)
+            try await checkBaresipCall(call, h, peer, folder: h.folder)
         }
     }
 }

@@ -169,8 +169,7 @@ extension EngineTests {
                 let call = try await rig.waitForRinging()
                 #expect(await rig.router.calls.map(\.call) == [call])
                 try await rig.answerThenEnd(id)
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 #expect(sipp.sentInviteCallIDs == [callID])
                 #expect(rig.provider.reportedCalls == [id])
                 // The INVITE added the display-name the push lacked.
@@ -197,8 +196,7 @@ extension EngineTests {
                         serverUUID: UUID(), sipCallID: callID, caller: rig.caller, accountHint: "bob"))
                 #expect(try await rig.router.handlePush(late) == .alreadyReported(id))
                 try await rig.answerThenEnd(id)
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 #expect(rig.provider.reportedCalls == [id])
             }
         }
@@ -212,8 +210,7 @@ extension EngineTests {
                 let sipp = try await rig.sipp("kit_uac_cancel.xml", callID: callID)
                 defer { sipp.stop() }
                 try await rig.expect(.ended(id, .unanswered))
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 #expect(sipp.receivedStatusCodes.contains(487))
                 #expect(rig.provider.reportedCalls == [id])
                 #expect(!rig.engine.records.contains(.activateAudio))
@@ -231,8 +228,7 @@ extension EngineTests {
                 try await rig.expect(.ended(id, .unanswered))
                 #expect(rig.router.claimCallUUID(for: IncomingCallPush(sipCallID: callID, caller: rig.caller)) == id)
                 #expect(try await rig.router.handlePush(rig.push(callID: callID)) == .alreadyEnded(id))
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 #expect(rig.provider.reportedCalls == [id])
             }
         }
@@ -268,8 +264,7 @@ extension EngineTests {
                 try await rig.answerThenEnd(id, answeredEarly: answer.id)
                 // The INVITE was answered 200 straight away, never rung.
                 #expect(!rig.engine.records.contains { if case .answer(_, 180) = $0 { true } else { false } })
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 #expect(sipp.receivedStatusCodes.contains(200))
                 #expect(rig.provider.reportedCalls == [id])
             }
@@ -289,8 +284,7 @@ extension EngineTests {
                 #expect(entry.id == id)
                 #expect(entry.call == call)
                 try await rig.answerThenEnd(id)
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 // sipp's message log is complete once it has exited.
                 #expect(entry.sipCallID == sipp.sentInviteCallIDs.first)
                 #expect(rig.provider.reportedCalls == [id])
@@ -312,8 +306,7 @@ extension EngineTests {
                 rig.peers.add(sipp)
                 defer { sipp.stop() }
                 try await rig.expect(.ended(server, .unanswered))
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 #expect(rig.provider.reportedCalls == [older.serverUUID, server].compactMap { $0 })
                 // The older push is still waiting for its own INVITE.
                 #expect(await rig.router.calls.map(\.id) == [older.serverUUID].compactMap { $0 })
@@ -338,8 +331,7 @@ extension EngineTests {
                 defer { sipp.stop() }
                 // Wait for any end, so that a mismatch shows as a diff of the Call-IDs below.
                 try await rig.provider.wait("a call ended") { if case .ended = $0 { true } else { false } }
-                let result = try await sipp.finish()
-                #expect(result.successfulCalls == 1, "\(result)")
+                try await sipp.expectFinished()
                 #expect(sipp.sentInviteCallIDs == [callID])
                 let incoming = rig.h.log.events.compactMap { event -> String? in
                     if case .incomingCall(let incoming) = event { incoming.sipCallID } else { nil }
@@ -384,8 +376,7 @@ extension EngineTests {
                 #expect(rig.provider.reportedCalls.isEmpty)
                 #expect(await rig.router.calls.isEmpty)
             }
-            let result = try await uas.finish()
-            #expect(result.successfulCalls == 1, "\(result)")
+            try await uas.expectFinished()
             #expect(uas.receivedRequests.contains("BYE"))
         }
 
@@ -477,8 +468,7 @@ extension EngineTests {
                 }
                 #expect(rig.provider.records.isEmpty)
             }
-            let result = try await registrar.finish()
-            #expect(result.successfulCalls == 1, "\(result)")
+            try await registrar.expectFinished()
             #expect(registrar.receivedRequests == ["REGISTER", "REGISTER", "REGISTER"])
         }
     }

@@ -5,37 +5,27 @@ import Synchronization
 import Testing
 
 extension EngineTests {
-
     @Test("With the device attached by the app, no RTP flows until activateAudioDevice")
     func audioDeviceActivation() async throws {
-        let engine = PJSUA()
-        let log = EventLog(engine.events)
-        try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
-            media: MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)))
-        let account = try await engine.addLocalAccount()
-        let port = try #require(try await engine.transports().first?.port)
-        let (caller, callee) = try await engine.answeredSelfCall(
-            to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
-        try await log.wait("audio on both legs") { events in
-            events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
+        try await EngineHarness.run(media: MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)) { h in
+            let engine = h.engine
+            let (caller, callee) = try await h.selfCall()
+            // The bridge has no clock: half a second of nothing sent (not a settle: nothing may come).
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await engine.streamStatistics(caller).packetsSent == 0)
+            try await engine.activateAudioDevice()
+            try await h.poll("25 RTP packets", timeout: .seconds(5)) {
+                try await $0.streamStatistics(callee).packetsReceived >= 25
+            }
+            await engine.deactivateAudioDevice()
+            let frozen = try await engine.streamStatistics(caller).packetsSent
+            // Not a settle: 300 ms in which at most the packet in flight may still go out.
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await engine.streamStatistics(caller).packetsSent <= frozen + 1)
+            await engine.shutdown()
+            #expect(h.log.states(of: caller).last == .disconnected)
+            #expect(h.log.states(of: callee).last == .disconnected)
         }
-        // The bridge has no clock: half a second of nothing sent.
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(try await engine.streamStatistics(caller).packetsSent == 0)
-        try await engine.activateAudioDevice()
-        let deadline = ContinuousClock.now + .seconds(5)
-        while try await engine.streamStatistics(callee).packetsReceived < 25, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        #expect(try await engine.streamStatistics(callee).packetsReceived >= 25)
-        await engine.deactivateAudioDevice()
-        let frozen = try await engine.streamStatistics(caller).packetsSent
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(try await engine.streamStatistics(caller).packetsSent <= frozen + 1)
-        await engine.shutdown()
-        #expect(log.states(of: caller).last == .disconnected)
-        #expect(log.states(of: callee).last == .disconnected)
     }
 }
 
@@ -49,94 +39,84 @@ extension EngineTests {
     /// the tone did, leaves a level error that never decays.
     @Test("The callee's tone reaches the caller from the call's start, at a steady level")
     func calleeToneReachesCaller() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        // 0.2 of full scale: an RMS of 0.141, -17 dBFS.
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(10), amplitude: 0.2).write(to: tone)
-        let recording = folder.file("received.wav")
-        let port = FreePort.udp()
-        let callee = try PeerProcess(
-            "swiftpjsua-listen", executable: Repository.tool.path,
-            arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path], folder: folder)
-        defer { callee.stop() }
-        try await callee.waitUntilListening()
-        try await EngineHarness.run { h in
-            try await h.engine.setCodecPriority("PCMU", 255)
-            let call = try await h.engine.makeCall(to: "sip:bob@127.0.0.1:\(port)", from: h.account)
-            try await h.log.first("audio active") { $0.hasActiveAudio(call) }
-            try await h.engine.record(call, to: recording.path)
-            #expect(try await h.engine.callInfo(call).audioCodec == "PCMU/8000")
-            // Two seconds of RTP at 50 packets a second.
-            try await h.poll("100 RTP packets") { try await $0.streamStatistics(call).packetsReceived >= 100 }
-            try await h.engine.hangup(call)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
+        try await withTemporaryFolder { folder in
+            let tone = folder.file("tone.wav")
+            // 0.2 of full scale: an RMS of 0.141, -17 dBFS.
+            try WAVAudio.tone(frequency: 1000, duration: .seconds(10), amplitude: 0.2).write(to: tone)
+            let recording = folder.file("received.wav")
+            let port = FreePort.udp()
+            let callee = try PeerProcess(
+                "swiftpjsua-listen", executable: Repository.tool.path,
+                arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path], folder: folder)
+            try await callee.waitUntilListening()
+            try await EngineHarness.run { h in
+                try await h.engine.setCodecPriority("PCMU", 255)
+                let call = try await h.engine.makeCall(to: "sip:bob@127.0.0.1:\(port)", from: h.account)
+                try await h.log.first("audio active") { $0.hasActiveAudio(call) }
+                try await h.engine.record(call, to: recording.path)
+                #expect(try await h.engine.callInfo(call).audioCodec == "PCMU/8000")
+                // Two seconds of RTP at 50 packets a second.
+                try await h.poll("100 RTP packets") { try await $0.streamStatistics(call).packetsReceived >= 100 }
+                try await h.hangUp(call)
+            }
+            let audio = try WAVAudio(contentsOf: recording)
+            let firstPart = WAVAudio(
+                sampleRate: audio.sampleRate, samples: Array(audio.samples.prefix(audio.sampleRate * 3 / 10)))
+            let start = ToneAnalysis(firstPart, frequency: 1000)
+            let whole = ToneAnalysis(audio, frequency: 1000)
+            #expect(start.detected(minimumDuration: .milliseconds(200)), "first 300 ms: \(start)")
+            #expect(whole.blocks >= 90 && whole.toneBlocks >= whole.blocks - 5, "\(whole)")
+            #expect(abs(whole.levelDBFS + 17) < 1.5, "\(whole)")
         }
-        let audio = try WAVAudio(contentsOf: recording)
-        let firstPart = WAVAudio(
-            sampleRate: audio.sampleRate, samples: Array(audio.samples.prefix(audio.sampleRate * 3 / 10)))
-        let start = ToneAnalysis(firstPart, frequency: 1000)
-        let whole = ToneAnalysis(audio, frequency: 1000)
-        #expect(start.detected(minimumDuration: .milliseconds(200)), "first 300 ms: \(start)")
-        #expect(whole.blocks >= 90 && whole.toneBlocks >= whole.blocks - 5, "\(whole)")
-        #expect(abs(whole.levelDBFS + 17) < 1.5, "\(whole)")
     }
 }
 
 extension EngineTests {
     @Test("Self-call: the 1 kHz tone played into one leg is recorded on the other")
     func selfCallCarriesTone() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        let received = folder.file("received.wav")
-        let echoed = folder.file("caller-received.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
-        try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.wait("audio on both legs") { events in
-                events.contains { $0.hasActiveAudio(caller) } && events.contains { $0.hasActiveAudio(callee) }
+        try await withTemporaryFolder { folder in
+            let tone = folder.file("tone.wav")
+            let received = folder.file("received.wav")
+            let echoed = folder.file("caller-received.wav")
+            try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
+            try await EngineHarness.run { h in
+                let (caller, callee) = try await h.selfCall()
+                try await h.engine.play(file: tone.path, into: caller, loop: true)
+                try await h.engine.record(callee, to: received.path)
+                try await h.engine.record(caller, to: echoed.path)
+                // 100 packets of 20 ms: two seconds of audio.
+                try await h.poll("100 RTP packets received") { try await $0.streamStatistics(callee).packetsReceived >= 100 }
+                let sent = try await h.engine.streamStatistics(caller)
+                #expect(sent.packetsSent >= 100)
+                #expect(try await h.engine.callInfo(caller).audioCodec != nil)
+                try await h.engine.hangup(caller)
+                try await h.log.wait("both legs ended") { events in
+                    events.contains { $0.isState(.disconnected, of: caller) }
+                        && events.contains { $0.isState(.disconnected, of: callee) }
+                }
             }
-            try await h.engine.play(file: tone.path, into: caller, loop: true)
-            try await h.engine.record(callee, to: received.path)
-            try await h.engine.record(caller, to: echoed.path)
-            // 100 packets of 20 ms: two seconds of audio.
-            try await h.poll("100 RTP packets received") { try await $0.streamStatistics(callee).packetsReceived >= 100 }
-            let sent = try await h.engine.streamStatistics(caller)
-            #expect(sent.packetsSent >= 100)
-            #expect(try await h.engine.callInfo(caller).audioCodec != nil)
-            try await h.engine.hangup(caller)
-            try await h.log.wait("both legs ended") { events in
-                events.contains { $0.isState(.disconnected, of: caller) }
-                    && events.contains { $0.isState(.disconnected, of: callee) }
-            }
+            // The recorders were closed when the calls ended (and pjsua was destroyed).
+            let analysis = ToneAnalysis(try WAVAudio(contentsOf: received), frequency: 1000)
+            #expect(analysis.detected(), "\(analysis)")
+            #expect(analysis.toneEnergyRatio > 0.8, "\(analysis)")
+            // The other direction carried no tone: the same check says no.
+            let control = ToneAnalysis(try WAVAudio(contentsOf: echoed), frequency: 1000)
+            #expect(!control.detected(), "\(control)")
         }
-        // The recorders were closed when the calls ended (and pjsua was destroyed).
-        let analysis = ToneAnalysis(try WAVAudio(contentsOf: received), frequency: 1000)
-        #expect(analysis.detected(), "\(analysis)")
-        #expect(analysis.toneEnergyRatio > 0.8, "\(analysis)")
-        // The other direction carried no tone: the same check says no.
-        let control = ToneAnalysis(try WAVAudio(contentsOf: echoed), frequency: 1000)
-        #expect(!control.detected(), "\(control)")
     }
 }
 
 extension EngineTests {
     @Test("Mute silences what a call sends; unmute brings the tone back")
     func muteAndUnmute() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
         try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
+            let (caller, callee) = try await h.selfCall()
             try await h.engine.setMuted(caller, muted: true)
-            try await h.engine.play(file: tone.path, into: caller, loop: true)
-            let muted = try await h.recordTone(callee, to: folder.file("muted.wav"))
+            try await h.playTone(into: caller)
+            let muted = try await h.recordTone(callee, to: h.folder.file("muted.wav"))
             #expect(!muted.detected(minimumDuration: .milliseconds(100)), "\(muted)")
             try await h.engine.setMuted(caller, muted: false)
-            let unmuted = try await h.recordTone(callee, to: folder.file("unmuted.wav"))
+            let unmuted = try await h.recordTone(callee, to: h.folder.file("unmuted.wav"))
             #expect(unmuted.detected(), "\(unmuted)")
             try await h.engine.hangup(caller)
         }
@@ -144,10 +124,6 @@ extension EngineTests {
 
     @Test("Early media: a 183 with SDP puts the caller in EARLY and the callee's tone is heard before any answer")
     func earlyMediaTone() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
         try await EngineHarness.run { h in
             let (caller, callee) = try await h.engine.answeredSelfCall(
                 to: h.uri("self"), from: h.account, log: h.log, statusCode: 183)
@@ -155,8 +131,8 @@ extension EngineTests {
                 events.contains { $0.isState(.early, of: caller) } && events.contains { $0.hasActiveAudio(caller) }
                     && events.contains { $0.hasActiveAudio(callee) }
             }
-            try await h.engine.play(file: tone.path, into: callee, loop: true)
-            let analysis = try await h.recordTone(caller, to: folder.file("early.wav"))
+            try await h.playTone(into: callee)
+            let analysis = try await h.recordTone(caller, to: h.folder.file("early.wav"))
             #expect(analysis.detected(), "\(analysis)")
             let early = h.log.events.first { $0.isState(.early, of: caller) }
             if case .callState(let change) = early { #expect(change.lastStatus == 183) }
@@ -169,8 +145,7 @@ extension EngineTests {
                     && events.contains { $0.isState(.confirmed, of: callee) }
             }
             #expect(h.log.states(of: caller) == [.calling, .early, .connecting, .confirmed])
-            try await h.engine.hangup(caller)
-            try await h.log.first("callee ended") { $0.isState(.disconnected, of: callee) }
+            try await h.hangUp(caller, waitingFor: callee)
         }
     }
 }
@@ -180,23 +155,21 @@ extension EngineTests {
         "stop(recorder) returns with the WAV file complete, whether or not a sound device clocks the bridge",
         arguments: [true, false])
     func recorderCompleteWhenStopReturns(clocked: Bool) async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
-        let recording = folder.file("received.wav")
         let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: clocked ? .automatic : .byApp)
         try await EngineHarness.run(media: media) { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
-            try await h.engine.play(file: tone.path, into: caller, loop: true)
+            let recording = h.folder.file("received.wav")
+            let (caller, callee) = try await h.selfCall()
+            try await h.playTone(into: caller)
             if !clocked {
                 // The bridge runs while the device is attached, then the device goes away:
                 // the recorder's removal would wait for a clock that never comes.
                 try await h.engine.activateAudioDevice()
             }
+            let start = try await h.engine.streamStatistics(callee).packetsReceived
             let recorder = try await h.engine.record(callee, to: recording.path)
-            try await Task.sleep(for: .seconds(1))
+            try await h.poll("a second of audio recorded") {
+                try await $0.streamStatistics(callee).packetsReceived >= start + 50
+            }
             if !clocked { await h.engine.deactivateAudioDevice() }
             let before = ContinuousClock.now
             try await h.engine.stop(recorder)
@@ -215,16 +188,12 @@ extension EngineTests {
 extension EngineTests {
     @Test("A stopped player's handle cannot stop the newer player that reuses its id")
     func stalePlayerHandle() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let tone = folder.file("tone.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(1)).write(to: tone)
         try await EngineHarness.run { h in
             let call = try await h.engine.makeCall(to: h.uri("self"), from: h.account)
-            let first = try await h.engine.play(file: tone.path, into: call, loop: true)
+            let first = try await h.playTone(into: call)
             try await h.engine.stop(first)
             await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(first) }
-            let second = try await h.engine.play(file: tone.path, into: call, loop: true)
+            let second = try await h.playTone(into: call)
             #expect(second.id == first.id)
             #expect(second != first)
             await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(first) }
@@ -237,32 +206,30 @@ extension EngineTests {
 extension EngineTests {
     @Test("play without looping raises playbackFinished once, after the file's length; a looping player never does")
     func playbackFinishedOnce() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let short = folder.file("short.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .milliseconds(600), amplitude: 0.2).write(to: short)
-        try await EngineHarness.run { h in
-            try await h.engine.setCodecPriority("PCMU", 255)
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.first("audio on the callee") { $0.hasActiveAudio(callee) }
-            let received = try await h.engine.audioFrames(of: callee, format: AudioFrameFormat(sampleRate: 8000))
-            let listening = Task { await Self.collect(received, for: .seconds(2)) }
-            let looping = try await h.engine.play(file: short.path, into: callee, loop: true)
-            let clock = ContinuousClock()
-            let began = clock.now
-            let once = try await h.engine.play(file: short.path, into: caller)
-            let finished = try await h.log.first("playback finished") {
-                if case .playbackFinished(let f) = $0 { f.player == once } else { false }
+        try await withTemporaryFolder { folder in
+            let short = try folder.toneFile("short.wav", duration: .milliseconds(600), amplitude: 0.2)
+            try await EngineHarness.run { h in
+                try await h.engine.setCodecPriority("PCMU", 255)
+                let (caller, callee) = try await h.selfCall()
+                let received = try await h.engine.audioFrames(of: callee, format: AudioFrameFormat(sampleRate: 8000))
+                let listening = Task { await Self.collect(received, for: .seconds(2)) }
+                let looping = try await h.engine.play(file: short.path, into: callee, loop: true)
+                let clock = ContinuousClock()
+                let began = clock.now
+                let once = try await h.engine.play(file: short.path, into: caller)
+                let finished = try await h.log.first("playback finished") {
+                    if case .playbackFinished(let f) = $0 { f.player == once } else { false }
+                }
+                let took = clock.now - began
+                #expect(took >= .milliseconds(550) && took < .milliseconds(1500), "\(took)")
+                #expect(finished.call == caller)
+                // The callee heard the file once: about 600 ms of tone in 2 s of frames, then quiet.
+                let analysis = Self.analysis(of: await listening.value, frequency: 1000)
+                #expect(analysis.toneDuration >= .milliseconds(400) && analysis.toneDuration <= .milliseconds(700), "\(analysis)")
+                let all = h.log.events.filter { if case .playbackFinished = $0 { true } else { false } }
+                #expect(all.count == 1, "\(all) (the looping player \(looping) played its file three times over)")
+                try await h.engine.hangup(caller)
             }
-            let took = clock.now - began
-            #expect(took >= .milliseconds(550) && took < .milliseconds(1500), "\(took)")
-            #expect(finished.call == caller)
-            // The callee heard the file once: about 600 ms of tone in 2 s of frames, then quiet.
-            let analysis = Self.analysis(of: await listening.value, frequency: 1000)
-            #expect(analysis.toneDuration >= .milliseconds(400) && analysis.toneDuration <= .milliseconds(700), "\(analysis)")
-            let all = h.log.events.filter { if case .playbackFinished = $0 { true } else { false } }
-            #expect(all.count == 1, "\(all) (the looping player \(looping) played its file three times over)")
-            try await h.engine.hangup(caller)
         }
     }
 }

@@ -163,94 +163,92 @@ extension EngineTests {
 
     @Test("SRTP: SDES between the engine (answering) and a swiftpjsua caller: tones both ways, ciphertext on the wire")
     func srtpSDESEngineToEngine() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        // The engine answers an RTP/SAVP offer with a=crypto (refused 488 before SRTP existed).
-        let call = try await farEndCall(
-            engineCalls: false, engineSRTP: .mandatory(keying: [.sdes]), farSRTP: "mandatory,sdes", folder: folder)
-        let session = try #require(call.info, "no SRTP session in CallInfo")
-        #expect(session.keying == .sdes)
-        #expect(SRTPConfiguration.availableCryptoSuites.contains(session.cryptoSuite ?? "none"), "\(session)")
-        #expect(call.event == session, "the media event's SRTP: \(String(describing: call.event))")
-        #expect(call.farOutput.contains("srtp \(session.cryptoSuite ?? "none")\(srtpLine(.sdes))"), "\(call.farOutput)")
-        #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
-        #expect(medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        try await withTemporaryFolder { folder in
+            // The engine answers an RTP/SAVP offer with a=crypto (refused 488 before SRTP existed).
+            let call = try await farEndCall(
+                engineCalls: false, engineSRTP: .mandatory(keying: [.sdes]), farSRTP: "mandatory,sdes", folder: folder)
+            let session = try #require(call.info, "no SRTP session in CallInfo")
+            #expect(session.keying == .sdes)
+            #expect(SRTPConfiguration.availableCryptoSuites.contains(session.cryptoSuite ?? "none"), "\(session)")
+            #expect(call.event == session, "the media event's SRTP: \(String(describing: call.event))")
+            #expect(call.farOutput.contains("srtp \(session.cryptoSuite ?? "none")\(srtpLine(.sdes))"), "\(call.farOutput)")
+            #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
+            #expect(medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        }
     }
 
     @Test(
         "SRTP: DTLS-SRTP from the engine to a swiftpjsua listener: tones both ways, ciphertext on the wire"
     )
     func srtpDTLSEngineToEngine() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let call = try await farEndCall(
-            engineCalls: true, engineSRTP: .mandatory(keying: [.dtlsSRTP]), farSRTP: "mandatory,dtls", folder: folder)
-        let session = try #require(call.info, "no SRTP session in CallInfo")
-        #expect(session.keying == .dtlsSRTP)
-        #expect(session.isActive, "\(session)")
-        // The media event comes when the SDP is negotiated, usually before the handshake ends.
-        #expect(call.event?.keying == .dtlsSRTP, "the media event's SRTP: \(String(describing: call.event))")
-        #expect(call.farOutput.contains(srtpLine(.dtlsSRTP)), "\(call.farOutput)")
-        #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
-        #expect(medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        try await withTemporaryFolder { folder in
+            let call = try await farEndCall(
+                engineCalls: true, engineSRTP: .mandatory(keying: [.dtlsSRTP]), farSRTP: "mandatory,dtls", folder: folder)
+            let session = try #require(call.info, "no SRTP session in CallInfo")
+            #expect(session.keying == .dtlsSRTP)
+            #expect(session.isActive, "\(session)")
+            // The media event comes when the SDP is negotiated, usually before the handshake ends.
+            #expect(call.event?.keying == .dtlsSRTP, "the media event's SRTP: \(String(describing: call.event))")
+            #expect(call.farOutput.contains(srtpLine(.dtlsSRTP)), "\(call.farOutput)")
+            #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
+            #expect(medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        }
     }
 
     @Test("SRTP: the same call without SRTP puts the PCMU tone on the wire in the clear (the capture's control)")
     func srtpPlainControlShowsPlaintext() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let call = try await farEndCall(engineCalls: true, engineSRTP: .disabled, farSRTP: nil, folder: folder)
-        #expect(call.info == nil)
-        #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
-        #expect(medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        try await withTemporaryFolder { folder in
+            let call = try await farEndCall(engineCalls: true, engineSRTP: .disabled, farSRTP: nil, folder: folder)
+            #expect(call.info == nil)
+            #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
+            #expect(medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        }
     }
 
     @Test("SRTP: optional SRTP calling a plain peer falls back to RTP, audio flows both ways")
     func srtpOptionalFallsBackToRTP() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let call = try await farEndCall(
-            engineCalls: true, engineSRTP: .optional(keying: [.sdes]), farSRTP: nil, folder: folder)
-        #expect(call.info == nil, "optional SRTP against a plain peer: \(String(describing: call.info))")
-        #expect(call.event == nil)
-        #expect(!call.farOutput.contains(" srtp "), "\(call.farOutput)")
-        #expect(medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        try await withTemporaryFolder { folder in
+            let call = try await farEndCall(
+                engineCalls: true, engineSRTP: .optional(keying: [.sdes]), farSRTP: nil, folder: folder)
+            #expect(call.info == nil, "optional SRTP against a plain peer: \(String(describing: call.info))")
+            #expect(call.event == nil)
+            #expect(!call.farOutput.contains(" srtp "), "\(call.farOutput)")
+            #expect(medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+        }
     }
 
     @Test("SRTP: mandatory SRTP calling a plain peer ends once with 488; a plain offer to it is refused with 488")
     func srtpMandatoryAgainstPlainPeer() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let farPort = FreePort.udp()
-        let listener = try await launchFarEnd(
-            "swiftpjsua-plain", ["listen", "--port", String(farPort)], folder: folder)
-        defer { listener.stop() }
-        try await EngineHarness.run(srtp: .mandatory(keying: [.sdes])) { h in
-            // Out: the plain peer refuses the RTP/SAVP offer.
-            let outgoing = try await h.engine.placeCall(to: "sip:plain@127.0.0.1:\(farPort)", from: h.account)
-            var states: [CallStateChange] = []
-            for await event in outgoing.events {
-                guard case .callState(let change) = event else { continue }
-                states.append(change)
-                if change.state.isTerminal { break }
+        try await withTemporaryFolder { folder in
+            let farPort = FreePort.udp()
+            _ = try await launchFarEnd(
+                "swiftpjsua-plain", ["listen", "--port", String(farPort)], folder: folder)
+            try await EngineHarness.run(srtp: .mandatory(keying: [.sdes])) { h in
+                // Out: the plain peer refuses the RTP/SAVP offer.
+                let outgoing = try await h.engine.placeCall(to: "sip:plain@127.0.0.1:\(farPort)", from: h.account)
+                var states: [CallStateChange] = []
+                for await event in outgoing.events {
+                    guard case .callState(let change) = event else { continue }
+                    states.append(change)
+                    if change.state.isTerminal { break }
+                }
+                let end = try #require(states.last)
+                #expect(end.state == .disconnected && end.lastStatus == 488, "\(states)")
+                #expect(states.filter { $0.state.isTerminal }.count == 1, "\(states)")
+                // In: a plain RTP/AVP offer gets 488 from the engine, and no call surfaces.
+                let caller = try PeerProcess(
+                    "swiftpjsua-plain-caller", executable: Repository.tool.path,
+                    arguments: ["call", h.uri(), "--port", String(FreePort.udp())], folder: folder)
+                let status = try await caller.waitForExit(timeout: .seconds(20))
+                #expect(status != 0)
+                #expect(caller.output.contains("DISCONNECTED 488"), "\(caller.output)")
+                let terminal = h.log.events.filter {
+                    if case .callState(let change) = $0 { return change.state.isTerminal && change.call == outgoing.call }
+                    return false
+                }
+                #expect(terminal.count == 1, "terminal events of the outgoing call: \(terminal)")
+                #expect(!h.log.events.contains { $0.incomingCall != nil }, "\(h.log.events)")
             }
-            let end = try #require(states.last)
-            #expect(end.state == .disconnected && end.lastStatus == 488, "\(states)")
-            #expect(states.filter { $0.state.isTerminal }.count == 1, "\(states)")
-            // In: a plain RTP/AVP offer gets 488 from the engine, and no call surfaces.
-            let caller = try PeerProcess(
-                "swiftpjsua-plain-caller", executable: Repository.tool.path,
-                arguments: ["call", h.uri(), "--port", String(FreePort.udp())], folder: folder)
-            defer { caller.stop() }
-            let status = try await caller.waitForExit(timeout: .seconds(20))
-            #expect(status != 0)
-            #expect(caller.output.contains("DISCONNECTED 488"), "\(caller.output)")
-            let terminal = h.log.events.filter {
-                if case .callState(let change) = $0 { return change.state.isTerminal && change.call == outgoing.call }
-                return false
-            }
-            #expect(terminal.count == 1, "terminal events of the outgoing call: \(terminal)")
-            #expect(!h.log.events.contains { $0.incomingCall != nil }, "\(h.log.events)")
         }
     }
 
@@ -330,39 +328,37 @@ private struct SRTPBaresip {
 
 extension EngineTests {
     private func baresipSRTPCall(keying: SRTPConfiguration.Keying, engineCalls: Bool) async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let mediaenc = keying == .sdes ? "srtp-mand" : "dtls_srtp"
-        let tone = folder.file("engine-1000.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(3)).write(to: tone)
-        try await EngineHarness.run(srtp: .mandatory(keying: [keying])) { h in
-            let peer: SRTPBaresip
-            let call: Call
-            if engineCalls {
-                peer = try await SRTPBaresip.start(mediaenc: mediaenc, folder: folder)
-                call = try await h.engine.makeCall(to: peer.uri, from: h.account)
-            } else {
-                peer = try await SRTPBaresip.start(mediaenc: mediaenc, folder: folder, commands: ["/dial \(h.uri())"])
-                let incoming = try await h.log.first("baresip's INVITE", timeout: .seconds(15)) {
-                    $0.incomingCall != nil
+        try await withTemporaryFolder { folder in
+            let mediaenc = keying == .sdes ? "srtp-mand" : "dtls_srtp"
+            let tone = try folder.toneFile("engine-1000.wav")
+            try await EngineHarness.run(srtp: .mandatory(keying: [keying])) { h in
+                let peer: SRTPBaresip
+                let call: Call
+                if engineCalls {
+                    peer = try await SRTPBaresip.start(mediaenc: mediaenc, folder: folder)
+                    call = try await h.engine.makeCall(to: peer.uri, from: h.account)
+                } else {
+                    peer = try await SRTPBaresip.start(mediaenc: mediaenc, folder: folder, commands: ["/dial \(h.uri())"])
+                    let incoming = try await h.log.first("baresip's INVITE", timeout: .seconds(15)) {
+                        $0.incomingCall != nil
+                    }
+                    call = try #require(incoming.incomingCall)
+                    try await h.engine.answer(call)
                 }
-                call = try #require(incoming.incomingCall)
-                try await h.engine.answer(call)
+                defer { peer.process.stop() }
+                try await h.log.first("confirmed", timeout: .seconds(15)) { $0.isState(.confirmed, of: call) }
+                try await h.log.first("active audio", timeout: .seconds(15)) { $0.hasActiveAudio(call) }
+                try await h.engine.play(file: tone.path, into: call, loop: true)
+                let heard = try await h.recordTone(call, to: folder.file("from-baresip.wav"), packets: 100, frequency: 600)
+                #expect(heard.detected(), "baresip's 600 Hz at the engine: \(heard)")
+                let session = try #require(try await h.engine.callInfo(call).media.first?.srtp, "no SRTP session")
+                #expect(session.keying == keying && session.isActive, "\(session)")
+                try await h.hangUp(call)
+                try await peer.process.waitForOutput(containing: "terminated")
+                peer.process.stop()
+                let decoded = ToneAnalysis(try peer.decodedAudio(), frequency: 1000)
+                #expect(decoded.detected(), "the engine's 1 kHz at baresip: \(decoded)")
             }
-            defer { peer.process.stop() }
-            try await h.log.first("confirmed", timeout: .seconds(15)) { $0.isState(.confirmed, of: call) }
-            try await h.log.first("active audio", timeout: .seconds(15)) { $0.hasActiveAudio(call) }
-            try await h.engine.play(file: tone.path, into: call, loop: true)
-            let heard = try await h.recordTone(call, to: folder.file("from-baresip.wav"), packets: 100, frequency: 600)
-            #expect(heard.detected(), "baresip's 600 Hz at the engine: \(heard)")
-            let session = try #require(try await h.engine.callInfo(call).media.first?.srtp, "no SRTP session")
-            #expect(session.keying == keying && session.isActive, "\(session)")
-            try await h.engine.hangup(call)
-            try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
-            try await peer.process.waitForOutput(containing: "terminated")
-            peer.process.stop()
-            let decoded = ToneAnalysis(try peer.decodedAudio(), frequency: 1000)
-            #expect(decoded.detected(), "the engine's 1 kHz at baresip: \(decoded)")
         }
     }
 
@@ -382,15 +378,12 @@ extension EngineTests {
 extension EngineTests {
     @Test("SRTP: secure signalling required: a call over UDP throws insecureSession, an INVITE over UDP gets 406")
     func srtpSecureSignalingRequiresTLS() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
         var srtp = SRTPConfiguration.mandatory(keying: [.sdes])
         srtp.secureSignaling = .tls
         try await EngineHarness.run(srtp: srtp) { h in
             let farPort = FreePort.udp()
             let listener = try await launchFarEnd(
-                "swiftpjsua-srtp", ["listen", "--port", String(farPort), "--srtp", "mandatory,sdes"], folder: folder)
-            defer { listener.stop() }
+                "swiftpjsua-srtp", ["listen", "--port", String(farPort), "--srtp", "mandatory,sdes"], folder: h.folder)
             await #expect {
                 _ = try await h.engine.placeCall(to: "sip:far@127.0.0.1:\(farPort)", from: h.account)
             } throws: { error in
@@ -400,8 +393,7 @@ extension EngineTests {
             let caller = try PeerProcess(
                 "swiftpjsua-srtp-caller", executable: Repository.tool.path,
                 arguments: ["call", h.uri(), "--port", String(FreePort.udp()), "--srtp", "mandatory,sdes"],
-                folder: folder)
-            defer { caller.stop() }
+                folder: h.folder)
             let status = try await caller.waitForExit(timeout: .seconds(20))
             #expect(status != 0)
             #expect(caller.output.contains("DISCONNECTED 406"), "\(caller.output)")

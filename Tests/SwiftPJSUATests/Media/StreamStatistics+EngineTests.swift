@@ -8,8 +8,7 @@ extension EngineTests {
     @Test("quality(of:) yields growing RTP counters and finishes when the call ends")
     func qualityStream() async throws {
         try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log)
-            try await h.log.waitForAudio(caller, callee)
+            let (caller, callee) = try await h.selfCall()
             let samples = Task {
                 var collected: [StreamStatistics] = []
                 for await sample in h.engine.quality(of: caller, every: .milliseconds(200)) { collected.append(sample) }

@@ -48,21 +48,21 @@ extension EngineTests {
 
     @Test("CLI: --turn needs --ice, and a malformed --turn or --stun is a usage error")
     func cliMediaNATOptionErrors() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let cases: [[String]] = [
-            ["call", "sip:b@127.0.0.1", "--turn", "turn:u:p@192.0.2.1"],
-            ["call", "sip:b@127.0.0.1", "--ice", "--turn", "stun:192.0.2.1"],
-            ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:u@192.0.2.1"],
-            ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:192.0.2.1?transport=sctp"],
-            ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:u@192.0.2.1", "--turn-password-env", "SWIFTPJSUA_UNSET"],
-            ["listen", "--port", "0", "--stun", "1,2,3,4,5,6,7,8,9"],
-            ["listen", "--port", "0", "--turn-password-env", "X"],
-        ]
-        for (index, arguments) in cases.enumerated() {
-            let tool = try PeerProcess("nat-usage-\(index)", executable: Repository.tool.path, arguments: arguments, folder: folder)
-            #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
-            #expect(tool.output.contains("usage: swiftpjsua"), "\(tool.output)")
+        try await withTemporaryFolder { folder in
+            let cases: [[String]] = [
+                ["call", "sip:b@127.0.0.1", "--turn", "turn:u:p@192.0.2.1"],
+                ["call", "sip:b@127.0.0.1", "--ice", "--turn", "stun:192.0.2.1"],
+                ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:u@192.0.2.1"],
+                ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:192.0.2.1?transport=sctp"],
+                ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:u@192.0.2.1", "--turn-password-env", "SWIFTPJSUA_UNSET"],
+                ["listen", "--port", "0", "--stun", "1,2,3,4,5,6,7,8,9"],
+                ["listen", "--port", "0", "--turn-password-env", "X"],
+            ]
+            for (index, arguments) in cases.enumerated() {
+                let tool = try PeerProcess("nat-usage-\(index)", executable: Repository.tool.path, arguments: arguments, folder: folder)
+                #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
+                #expect(tool.output.contains("usage: swiftpjsua"), "\(tool.output)")
+            }
         }
     }
 }

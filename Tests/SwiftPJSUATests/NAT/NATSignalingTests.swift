@@ -87,17 +87,6 @@ struct NATTests {
         return value("ruri") ?? ""
     }
 
-    /// Waits until `condition` holds, checking every 50 ms.
-    static func waitUntil(
-        _ what: String, timeout: Duration = .seconds(10), seen: @autoclosure () -> String = "",
-        _ condition: () -> Bool
-    ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw TimedOut(what: what, seen: [seen()]) }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-    }
 
     @Test(
         "Behind NAT: Kamailio (nathelper) stores the NAT's public address of an engine that does not rewrite its Contact; a call through it reaches the engine and carries audio both ways"
@@ -112,11 +101,9 @@ struct NATTests {
         }) { bed in
             let nat = bed.nat("alice")
             let kamailio = try await Kamailio.start(folder: files.folder, in: bed.host("registrar"), natHelper: true)
-            defer { kamailio.stop() }
             // Without the engine's own Contact rewrite: only the registrar's handling helps.
             let alice = try await Self.registeredListener(
                 "alice", on: bed.host("alice"), at: kamailio, files: files, extra: ["--contact-rewrite", "off"])
-            defer { alice.stop() }
             let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "alice" }
             #expect(
                 !registers.isEmpty && registers.allSatisfy { $0.source.hasPrefix("\(nat.publicAddress):") },
@@ -156,7 +143,6 @@ struct NATTests {
         }) { bed in
             #expect(bed.nat("alice").udpTimeoutSeconds == 3)
             let kamailio = try await Kamailio.start(folder: files.folder, in: bed.host("registrar"), natHelper: true)
-            defer { kamailio.stop() }
             async let startAlice = Self.registeredListener(
                 "alice", on: bed.host("alice"), at: kamailio, files: files, extra: ["--keep-alive", "2"])
             async let startBob = Self.registeredListener(
@@ -167,7 +153,7 @@ struct NATTests {
                 bob.stop()
             }
             // Three mapping lifetimes after the last REGISTER (a contact rewrite may send a
-            // second one just after the first answer).
+            // second one just after the first answer): not a settle, the NAT's timer under test.
             try await Task.sleep(for: .seconds(10))
             func registers() -> Int {
                 kamailio.receivedRequests.filter { $0.method == "REGISTER" && ["alice", "bob"].contains($0.user) }.count
@@ -186,7 +172,7 @@ struct NATTests {
             Self.expectTone(Self.calleeTone, in: files.recording("carol"), "carol hears alice")
             // Kamailio did send bob's INVITE to where bob registered from, 4 s ago at least,
             // but the NAT had forgotten the mapping: nothing reached bob.
-            try await Self.waitUntil("Kamailio to relay the INVITE for bob", seen: kamailio.output) {
+            try await waitUntil("Kamailio to relay the INVITE for bob", seen: { kamailio.output }) {
                 !Self.lookups(of: "bob", in: kamailio).isEmpty
             }
             #expect(!bob.output.contains("incoming call"), "\(bob.output)")
@@ -209,7 +195,6 @@ struct NATTests {
             plan.client("bob")
         }) { bed in
             let kamailio = try await Kamailio.start(folder: files.folder, in: bed.host("registrar"))
-            defer { kamailio.stop() }
             async let startAlice = Self.registeredListener(
                 "alice", on: bed.host("alice"), at: kamailio, files: files, extra: ["--sdp-nat-rewrite", "on"])
             async let startBob = Self.registeredListener(
@@ -221,7 +206,7 @@ struct NATTests {
             }
             let aliceNAT = bed.nat("alice").publicAddress
             // alice registered again with the address the registrar saw.
-            try await Self.waitUntil("alice's rewritten Contact", seen: "\(kamailio.receivedRequests)") {
+            try await waitUntil("alice's rewritten Contact", seen: { "\(kamailio.receivedRequests)" }) {
                 kamailio.receivedRequests.contains {
                     $0.method == "REGISTER" && $0.user == "alice" && $0.contact.contains(aliceNAT)
                 }
@@ -314,27 +299,25 @@ struct NATTests {
 extension EngineTests {
     @Test("RFC 5626 outbound over TCP: REGISTER's Contact carries the configured reg-id and +sip.instance; with outbound off, neither")
     func outboundIdentifiersInRegister() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let kamailio = try await Kamailio.start(folder: folder)
-        defer { kamailio.stop() }
-        let instance = "<urn:uuid:4f6c1b2e-8a1d-4c3e-9b7a-2d5e6f708192>"
-        try await EngineHarness.run(transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]) {
-            h in
-            var alice = Self.account("alice", at: kamailio, transport: h.transport.transport)
-            alice.natSignaling.outbound = SIPOutbound(instanceID: instance, registrationID: 7)
-            var bob = Self.account("bob", at: kamailio, transport: h.transport.transport)
-            bob.natSignaling.outbound = nil
-            let aliceAccount = try await h.engine.addAccount(alice)
-            let bobAccount = try await h.engine.addAccount(bob)
-            try await h.log.first("alice registered") { $0.isRegistration(of: aliceAccount, active: true) }
-            try await h.log.first("bob registered") { $0.isRegistration(of: bobAccount, active: true) }
+        try await withKamailio { kamailio in
+            let instance = "<urn:uuid:4f6c1b2e-8a1d-4c3e-9b7a-2d5e6f708192>"
+            try await EngineHarness.run(transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]) {
+                h in
+                var alice = kamailio.account("alice", transport: h.transport.transport)
+                alice.natSignaling.outbound = SIPOutbound(instanceID: instance, registrationID: 7)
+                var bob = kamailio.account("bob", transport: h.transport.transport)
+                bob.natSignaling.outbound = nil
+                let aliceAccount = try await h.engine.addAccount(alice)
+                let bobAccount = try await h.engine.addAccount(bob)
+                try await h.log.first("alice registered") { $0.isRegistration(of: aliceAccount, active: true) }
+                try await h.log.first("bob registered") { $0.isRegistration(of: bobAccount, active: true) }
+            }
+            let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.expires != "0" }
+            let alices = registers.filter { $0.user == "alice" }, bobs = registers.filter { $0.user == "bob" }
+            #expect(!alices.isEmpty && !bobs.isEmpty, "\(registers)")
+            #expect(alices.allSatisfy { $0.contact.contains("reg-id=7") && $0.contact.contains(instance) }, "\(alices)")
+            #expect(bobs.allSatisfy { !$0.contact.contains("reg-id") && !$0.contact.contains("+sip.instance") }, "\(bobs)")
         }
-        let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.expires != "0" }
-        let alices = registers.filter { $0.user == "alice" }, bobs = registers.filter { $0.user == "bob" }
-        #expect(!alices.isEmpty && !bobs.isEmpty, "\(registers)")
-        #expect(alices.allSatisfy { $0.contact.contains("reg-id=7") && $0.contact.contains(instance) }, "\(alices)")
-        #expect(bobs.allSatisfy { !$0.contact.contains("reg-id") && !$0.contact.contains("+sip.instance") }, "\(bobs)")
     }
 
     @Test("NAT signalling settings out of range are refused before pjsua sees them")

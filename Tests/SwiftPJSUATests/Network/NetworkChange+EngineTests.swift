@@ -9,37 +9,35 @@ import Testing
 extension EngineTests {
     @Test("Network change: restart, re-REGISTER (200) and completion are reported in order, on the stream too")
     func networkChangeReportsSteps() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let kamailio = try await Kamailio.start(folder: folder)
-        defer { kamailio.stop() }
-        try await EngineHarness.run { h in
-            let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio), awaitingRegistration: .seconds(10)).account
-            let before = kamailio.receivedRequests.filter { $0.method == "REGISTER" }.count
-            let report = try await h.engine.handleNetworkChange()
-            #expect(report.isComplete, "\(report.steps)")
-            #expect(report.failures.isEmpty, "\(report.failures)")
-            let steps = report.steps.map(\.step)
-            #expect(steps.last == .completed, "\(steps)")
-            #expect(steps.contains(.listenerRestarted), "\(steps)")
-            let update = try #require(report.steps.first { $0.step == .contactUpdated }, "\(steps)")
-            #expect(update.account == alice && update.isRegistration && update.statusCode == 200, "\(update)")
-            if let restart = steps.firstIndex(of: .listenerRestarted), let contact = steps.firstIndex(of: .contactUpdated) {
-                #expect(restart < contact, "listeners first, then the accounts: \(steps)")
+        try await withKamailio { kamailio in
+            try await EngineHarness.run { h in
+                let alice = try await h.engine.addAccount(kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
+                let before = kamailio.receivedRequests.filter { $0.method == "REGISTER" }.count
+                let report = try await h.engine.handleNetworkChange()
+                #expect(report.isComplete, "\(report.steps)")
+                #expect(report.failures.isEmpty, "\(report.failures)")
+                let steps = report.steps.map(\.step)
+                #expect(steps.last == .completed, "\(steps)")
+                #expect(steps.contains(.listenerRestarted), "\(steps)")
+                let update = try #require(report.steps.first { $0.step == .contactUpdated }, "\(steps)")
+                #expect(update.account == alice && update.isRegistration && update.statusCode == 200, "\(update)")
+                if let restart = steps.firstIndex(of: .listenerRestarted), let contact = steps.firstIndex(of: .contactUpdated) {
+                    #expect(restart < contact, "listeners first, then the accounts: \(steps)")
+                }
+                // The registrar saw a new REGISTER, and the engine is registered after it.
+                #expect(kamailio.receivedRequests.filter { $0.method == "REGISTER" }.count > before)
+                #expect(try await h.engine.accountInfo(alice).isRegistered)
+                // Every step went out on the event stream as well, ending with completed.
+                let completed = try await h.log.first("completed on the stream") {
+                    if case .networkChange(let progress) = $0 { return progress.step == .completed }
+                    return false
+                }
+                #expect(completed.call == nil)
+                // Calls keep working on the restarted listener.
+                let (caller, _) = try await h.selfCall()
+                _ = try await h.log.first("confirmed after the change") { $0.isState(.confirmed, of: caller) }
+                try await h.engine.hangup(caller)
             }
-            // The registrar saw a new REGISTER, and the engine is registered after it.
-            #expect(kamailio.receivedRequests.filter { $0.method == "REGISTER" }.count > before)
-            #expect(try await h.engine.accountInfo(alice).isRegistered)
-            // Every step went out on the event stream as well, ending with completed.
-            let completed = try await h.log.first("completed on the stream") {
-                if case .networkChange(let progress) = $0 { return progress.step == .completed }
-                return false
-            }
-            #expect(completed.call == nil)
-            // Calls keep working on the restarted listener.
-            let (caller, _) = try await h.engine.answeredSelfCall(to: h.uri(), from: h.account, log: h.log)
-            _ = try await h.log.first("confirmed after the change") { $0.isState(.confirmed, of: caller) }
-            try await h.engine.hangup(caller)
         }
     }
 
@@ -47,73 +45,74 @@ extension EngineTests {
     func networkChangeMisuse() async throws {
         let engine = PJSUA()
         await #expect(throws: PJSUAUsageError.notStarted) { try await engine.handleNetworkChange() }
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let kamailio = try await Kamailio.start(folder: folder)
-        defer { kamailio.stop() }
-        // T1 of 50 ms: a REGISTER nobody answers fails after 64 × T1 = 3.2 s.
-        try await EngineHarness.run(timers: SIPTimers(t1: .milliseconds(50))) { h in
-            await #expect(throws: PJSUAUsageError.self) {
-                try await h.engine.handleNetworkChange(NetworkChangeOptions(deadline: .zero))
+        try await withKamailio { kamailio in
+            // T1 of 50 ms: a REGISTER nobody answers fails after 64 × T1 = 3.2 s.
+            try await EngineHarness.run(timers: SIPTimers(t1: .milliseconds(50))) { h in
+                await #expect(throws: PJSUAUsageError.self) {
+                    try await h.engine.handleNetworkChange(NetworkChangeOptions(deadline: .zero))
+                }
+                await #expect(throws: PJSUAUsageError.self) {
+                    try await h.engine.handleNetworkChange(NetworkChangeOptions(listenerRestartDelay: .seconds(11)))
+                }
+                let alice = try await h.engine.addAccount(kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
+                // With the registrar gone, the change waits for its REGISTER to time out, so it is
+                // still running when the second one is asked for.
+                kamailio.stop()
+                async let first = h.engine.handleNetworkChange(NetworkChangeOptions(deadline: .seconds(20)))
+                try await h.log.first("the first change under way") {
+                    if case .networkChange = $0 { true } else { false }
+                }
+                await #expect(throws: PJSUAUsageError.networkChangeInProgress) {
+                    try await h.engine.handleNetworkChange()
+                }
+                let report = try await first
+                #expect(report.isComplete && report.steps.last?.step == .completed, "\(report.steps)")
+                let update = report.steps.first { $0.step == .contactUpdated }
+                #expect(update?.account == alice && update?.isRegistration == true, "\(report.steps)")
+                #expect(update?.statusCode == 408, "the unanswered REGISTER: \(report.steps)")
+                // Once completed, a new change is accepted.
+                #expect(try await h.engine.handleNetworkChange(NetworkChangeOptions(deadline: .seconds(20))).isComplete)
+                await h.engine.shutdown()
+                await #expect(throws: PJSUAUsageError.shutDown) { try await h.engine.handleNetworkChange() }
             }
-            await #expect(throws: PJSUAUsageError.self) {
-                try await h.engine.handleNetworkChange(NetworkChangeOptions(listenerRestartDelay: .seconds(11)))
-            }
-            let alice = try await h.engine.addAccount(Self.account("alice", at: kamailio), awaitingRegistration: .seconds(10)).account
-            // With the registrar gone, the change waits for its REGISTER to time out, so it is
-            // still running when the second one is asked for.
-            kamailio.stop()
-            async let first = h.engine.handleNetworkChange(NetworkChangeOptions(deadline: .seconds(20)))
-            try await Task.sleep(for: .milliseconds(300))
-            await #expect(throws: PJSUAUsageError.networkChangeInProgress) {
-                try await h.engine.handleNetworkChange()
-            }
-            let report = try await first
-            #expect(report.isComplete && report.steps.last?.step == .completed, "\(report.steps)")
-            let update = report.steps.first { $0.step == .contactUpdated }
-            #expect(update?.account == alice && update?.isRegistration == true, "\(report.steps)")
-            #expect(update?.statusCode == 408, "the unanswered REGISTER: \(report.steps)")
-            // Once completed, a new change is accepted.
-            #expect(try await h.engine.handleNetworkChange(NetworkChangeOptions(deadline: .seconds(20))).isComplete)
-            await h.engine.shutdown()
-            await #expect(throws: PJSUAUsageError.shutDown) { try await h.engine.handleNetworkChange() }
         }
     }
 
     @Test("Network change: automatic mode turns five link flaps in 2 s into one handled change (netlink, own namespace)")
     func networkFlappingGivesOneChange() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let space = try ScratchNamespace("flap")
-        defer { space.remove() }
-        // Both ends of a veth pair inside the namespace (this kernel has no dummy links).
-        try space.run("ip", "link", "add", "flap0", "type", "veth", "peer", "name", "flap1")
-        try space.run("ip", "addr", "add", "10.77.0.1/24", "dev", "flap0")
-        try space.run("ip", "link", "set", "flap1", "up")
-        try space.run("ip", "link", "set", "flap0", "up")
-        let port = FreePort.udp()
-        let listener = try PeerProcess(
-            "listener", executable: "/usr/sbin/ip",
-            arguments: ["netns", "exec", space.name, Repository.tool.path, "listen", "--bind", "10.77.0.1",
-                        "--port", "\(port)", "--follow-network"], folder: folder)
-        defer { listener.stop() }
-        try await listener.waitUntilListening()
-        // A change on the loopback interface is not a network change.
-        try space.run("ip", "addr", "add", "127.0.0.9/8", "dev", "lo")
-        try await Task.sleep(for: .seconds(1.5))
-        #expect(!listener.output.contains("network-change"), "\(listener.output)")
-        for _ in 0..<5 {
-            try space.run("ip", "link", "set", "flap0", "down")
-            try await Task.sleep(for: .milliseconds(150))
+        try await withTemporaryFolder { folder in
+            let space = try ScratchNamespace("flap")
+            defer { space.remove() }
+            // Both ends of a veth pair inside the namespace (this kernel has no dummy links).
+            try space.run("ip", "link", "add", "flap0", "type", "veth", "peer", "name", "flap1")
+            try space.run("ip", "addr", "add", "10.77.0.1/24", "dev", "flap0")
+            try space.run("ip", "link", "set", "flap1", "up")
             try space.run("ip", "link", "set", "flap0", "up")
-            try await Task.sleep(for: .milliseconds(150))
+            let port = FreePort.udp()
+            let listener = try PeerProcess(
+                "listener", executable: "/usr/sbin/ip",
+                arguments: ["netns", "exec", space.name, Repository.tool.path, "listen", "--bind", "10.77.0.1",
+                            "--port", "\(port)", "--follow-network"], folder: folder)
+            try await listener.waitUntilListening()
+            // A change on the loopback interface is not a network change.
+            try space.run("ip", "addr", "add", "127.0.0.9/8", "dev", "lo")
+            // Not a settle: three debounce periods (500 ms) for a change that must not come.
+            try await Task.sleep(for: .seconds(1.5))
+            #expect(!listener.output.contains("network-change"), "\(listener.output)")
+            for _ in 0..<5 {
+                // The flaps' pace is the scenario: every gap shorter than the 500 ms debounce.
+                try space.run("ip", "link", "set", "flap0", "down")
+                try await Task.sleep(for: .milliseconds(150))
+                try space.run("ip", "link", "set", "flap0", "up")
+                try await Task.sleep(for: .milliseconds(150))
+            }
+            try await listener.waitForOutput(containing: "network-change completed", timeout: .seconds(10))
+            // Well past the debounce: nothing more comes (not a settle: a second change must not).
+            try await Task.sleep(for: .seconds(2))
+            let output = listener.output
+            #expect(output.components(separatedBy: "network-change completed").count - 1 == 1, "\(output)")
+            #expect(output.contains("network-change listenerRestarted"), "\(output)")
         }
-        try await listener.waitForOutput(containing: "network-change completed", timeout: .seconds(10))
-        // Well past the debounce: nothing more comes.
-        try await Task.sleep(for: .seconds(2))
-        let output = listener.output
-        #expect(output.components(separatedBy: "network-change completed").count - 1 == 1, "\(output)")
-        #expect(output.contains("network-change listenerRestarted"), "\(output)")
     }
 
     /// The first process named `name` among the descendants of `pid` (PeerProcess runs its
@@ -134,30 +133,28 @@ extension EngineTests {
 
     @Test("Network change: where netlink is refused, --follow-network fails with the typed error; plain listen works and handles a change on SIGUSR1")
     func networkMonitorRefusedIsTypedError() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let guardScript = Repository.root.appendingPathComponent("Tests/Peers/no_netlink.py").path
-        let refused = try PeerProcess(
-            "refused", executable: "/usr/bin/python3",
-            arguments: [guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1",
-                        "--port", "\(FreePort.udp())", "--follow-network"], folder: folder)
-        defer { refused.stop() }
-        let status = try await refused.waitForExit(timeout: .seconds(20))
-        #expect(status != 0)
-        #expect(refused.output.contains("cannot watch the network: socket(AF_NETLINK) or bind failed"), "\(refused.output)")
-        #expect(refused.output.contains("(13)"), "EACCES from the filter: \(refused.output)")
+        try await withTemporaryFolder { folder in
+            let guardScript = Repository.root.appendingPathComponent("Tests/Peers/no_netlink.py").path
+            let refused = try PeerProcess(
+                "refused", executable: "/usr/bin/python3",
+                arguments: [guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1",
+                            "--port", "\(FreePort.udp())", "--follow-network"], folder: folder)
+            let status = try await refused.waitForExit(timeout: .seconds(20))
+            #expect(status != 0)
+            #expect(refused.output.contains("cannot watch the network: socket(AF_NETLINK) or bind failed"), "\(refused.output)")
+            #expect(refused.output.contains("(13)"), "EACCES from the filter: \(refused.output)")
 
-        let plain = try PeerProcess(
-            "plain", executable: "/usr/bin/python3",
-            arguments: [guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1", "--port", "\(FreePort.udp())"],
-            folder: folder)
-        defer { plain.stop() }
-        try await plain.waitUntilListening()
-        // Without the monitor, a network change handled on request (SIGUSR1) works.
-        let tool = try #require(Self.childPID(of: plain.pid, named: "swiftpjsua"), "\(plain.output)")
-        kill(tool, SIGUSR1)
-        try await plain.waitForOutput(containing: "network-change completed", timeout: .seconds(10))
-        #expect(plain.output.contains("network-change listenerRestarted"), "\(plain.output)")
+            let plain = try PeerProcess(
+                "plain", executable: "/usr/bin/python3",
+                arguments: [guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1", "--port", "\(FreePort.udp())"],
+                folder: folder)
+            try await plain.waitUntilListening()
+            // Without the monitor, a network change handled on request (SIGUSR1) works.
+            let tool = try #require(Self.childPID(of: plain.pid, named: "swiftpjsua"), "\(plain.output)")
+            kill(tool, SIGUSR1)
+            try await plain.waitForOutput(containing: "network-change completed", timeout: .seconds(10))
+            #expect(plain.output.contains("network-change listenerRestarted"), "\(plain.output)")
+        }
     }
 }
 
@@ -223,6 +220,7 @@ extension EngineTests {
             if case .networkChange(let progress) = $0 { return progress.step == .completed }
             return false
         }
+        // Not a settle: a second of time for more handled changes, which must not come.
         try await Task.sleep(for: .seconds(1))
         let completed = log.events.filter {
             if case .networkChange(let progress) = $0 { return progress.step == .completed }

@@ -23,16 +23,16 @@ struct BenchmarkSmokeTests {
         "Smoke run: swiftpjsua listen and the C pjsua app both complete calls with and without media",
         .enabled(if: matchingApp.path != nil, "no C pjsua app of the same pjproject: \(matchingApp.why)"))
     func smokeRun() async throws {
-        let folder = try TemporaryFolder("swiftpjsua-bench")
-        defer { folder.remove() }
-        let harness = Repository.root.appendingPathComponent("Benchmarks/bench.py").path
-        let process = try PeerProcess(
-            "bench-smoke", executable: "/usr/bin/python3",
-            arguments: [harness, "--smoke", "--swiftpjsua", Repository.tool.path, "--out", folder.url.path],
-            folder: folder, lifetimeSeconds: 120)
-        let status = try await process.waitForExit(timeout: .seconds(100))
-        #expect(status == 0, "\(process.output.suffix(4000))")
-        let results = try String(contentsOf: folder.file("results.csv"), encoding: .utf8)
-        #expect(results.contains("Sustained rate"), "\(results)")
+        try await withTemporaryFolder("swiftpjsua-bench") { folder in
+            let harness = Repository.root.appendingPathComponent("Benchmarks/bench.py").path
+            let process = try PeerProcess(
+                "bench-smoke", executable: "/usr/bin/python3",
+                arguments: [harness, "--smoke", "--swiftpjsua", Repository.tool.path, "--out", folder.url.path],
+                folder: folder, lifetimeSeconds: 120)
+            let status = try await process.waitForExit(timeout: .seconds(100))
+            #expect(status == 0, "\(process.output.suffix(4000))")
+            let results = try String(contentsOf: folder.file("results.csv"), encoding: .utf8)
+            #expect(results.contains("Sustained rate"), "\(results)")
+        }
     }
 }
