@@ -53,7 +53,8 @@ public struct EngineHarness: Sendable {
             guard let transport = try await engine.transports().first else {
                 throw TimedOut(what: "a transport", seen: [])
             }
-            let harness = EngineHarness(engine: engine, log: log, account: account, transport: transport, folder: folder)
+            let harness = EngineHarness(
+                engine: engine, log: log, account: account, transport: transport, folder: folder)
             let result = try await body(harness)
             folder.stopProcesses()
             await engine.shutdown()

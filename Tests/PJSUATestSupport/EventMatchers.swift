@@ -42,6 +42,12 @@ extension PJSUAEvent {
         return nil
     }
 
+    /// Whether this is a REFER that `call` received and answered `statusCode`.
+    public func isTransferRequest(of call: Call, answered statusCode: Int) -> Bool {
+        if case .transferRequest(let answer) = self { return answer.call == call && answer.statusCode == statusCode }
+        return false
+    }
+
     /// The last SIP status of a call's DISCONNECTED event.
     public var finalStatus: Int? {
         if case .callState(let change) = self, change.state == .disconnected { return change.lastStatus }

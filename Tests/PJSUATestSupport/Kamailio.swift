@@ -154,7 +154,8 @@ public final class Kamailio: Sendable {
             try await waitUntil("Kamailio to answer OPTIONS", timeout: .seconds(15), every: .milliseconds(50)) {
                 guard process.exitStatus == nil else { throw TimedOut(what: "Kamailio (exited)", seen: []) }
                 attempt += 1
-                return SIPProbe.options(host: "127.0.0.1", port: port, attempt: attempt, timeout: .milliseconds(50)) == 200
+                return SIPProbe.options(
+                    host: "127.0.0.1", port: port, attempt: attempt, timeout: .milliseconds(50)) == 200
             }
         } catch {
             process.stop()

@@ -147,6 +147,33 @@ public enum FreePort {
     }
 }
 
+/// Binds UDP sockets on every interface at each port of `ports` that is free, so that
+/// pjsua cannot; ports another process holds are held already. Closed by `close()`.
+public final class HeldPorts: Sendable {
+    private let sockets: [Int32]
+
+    public init(_ ports: ClosedRange<UInt16>) {
+        var sockets: [Int32] = []
+        for port in ports {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard fd >= 0 else { continue }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr = in_addr(s_addr: INADDR_ANY)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if bound == 0 { sockets.append(fd) } else { Glibc.close(fd) }
+        }
+        self.sockets = sockets
+    }
+
+    public func close() { for fd in sockets { Glibc.close(fd) } }
+}
+
 /// A child process (a SIP peer) with its output captured to files.
 public final class PeerProcess: Sendable {
     public let name: String
@@ -241,7 +268,9 @@ public final class PeerProcess: Sendable {
     public func waitForOutput(containing text: String, timeout: Duration = .seconds(10)) async throws {
         try await waitUntil("\(name) to print \"\(text)\"", timeout: timeout, seen: { output }) {
             if output.contains(text) { return true }
-            guard exitStatus == nil else { throw TimedOut(what: "\(name) to print \"\(text)\" (it exited)", seen: [output]) }
+            guard exitStatus == nil else {
+                throw TimedOut(what: "\(name) to print \"\(text)\" (it exited)", seen: [output])
+            }
             return false
         }
     }

@@ -116,7 +116,10 @@ public final class RawSIPPeer: @unchecked Sendable {
     ) async -> RawSIPReceivedRequest? {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let index = pendingRequests.firstIndex(where: { $0.method == method && (callID ?? $0.callID) == $0.callID }) {
+            let matches = { (request: RawSIPReceivedRequest) in
+                request.method == method && (callID ?? request.callID) == request.callID
+            }
+            if let index = pendingRequests.firstIndex(where: matches) {
                 return pendingRequests.remove(at: index)
             }
             guard await readMessage(until: deadline) else { return nil }

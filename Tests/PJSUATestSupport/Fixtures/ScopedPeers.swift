@@ -44,3 +44,18 @@ extension Sipp {
         messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix(prefix) }
     }
 }
+
+extension PeerProcess {
+    /// The `swiftpjsua` tool (``Repository/tool``) run with `arguments`, writing into
+    /// `folder`; a `listen` returns once it can take calls (its `listening on` line).
+    public static func swiftpjsua(
+        _ name: String, _ arguments: [String], folder: TemporaryFolder, environment: [String: String] = [:],
+        lifetimeSeconds: Int = 300
+    ) async throws -> PeerProcess {
+        let tool = try PeerProcess(
+            name, executable: Repository.tool.path, arguments: arguments, folder: folder,
+            lifetimeSeconds: lifetimeSeconds, environment: environment)
+        if arguments.first == "listen" { try await tool.waitUntilListening() }
+        return tool
+    }
+}

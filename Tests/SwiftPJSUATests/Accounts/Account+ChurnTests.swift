@@ -10,7 +10,8 @@ extension EngineTests {
     func accountRemovedUnderCall() async throws {
         try await EngineHarness.run { h in
             // sipp calls, re-INVITEs 1.5 s after the ACK, and hangs up 5.5 s later.
-            let sipp = try await h.sippCaller("uac_reinvite_new_port.xml", extra: ["-rtp_echo", "-mp", String(FreePort.udp())])
+            let sipp = try await h.sippCaller(
+                "uac_reinvite_new_port.xml", extra: ["-rtp_echo", "-mp", String(FreePort.udp())])
             let call = try await h.answeredCall(fromUser: "sipp")
             #expect(try await h.engine.callInfo(call).account == h.account)
 
@@ -108,14 +109,27 @@ extension EngineTests {
                         // Sampling for a second, not a settle: no reading may say registered.
                         try await Task.sleep(for: .milliseconds(5))
                     }
-                    #expect(readings.allSatisfy { !$0.isRegistered && $0.expiresIn == .zero }, "\(readings.filter(\.isRegistered))")
+                    #expect(
+                        readings.allSatisfy { !$0.isRegistered && $0.expiresIn == .zero },
+                        "\(readings.filter(\.isRegistered))")
                     // Before its own first response the status is 0, never the old account's 200.
-                    #expect(readings.allSatisfy { $0.statusCode == 0 || $0.statusCode == 401 }, "\(Set(readings.map(\.statusCode)))")
+                    #expect(
+                        readings.allSatisfy { $0.statusCode == 0 || $0.statusCode == 401 },
+                        "\(Set(readings.map(\.statusCode)))")
                     try await h.log.first("401") {
-                        if case .registrationState(let registration) = $0, registration.account == wrong, case .failed(401, _) = registration.outcome { true } else { false }
+                        if case .registrationState(let registration) = $0, registration.account == wrong,
+                            case .failed(401, _) = registration.outcome
+                        {
+                            true
+                        } else {
+                            false
+                        }
                     }
                     let after = try await h.engine.accountInfo(wrong)
-                    #expect(after.statusCode == 401, "\(after) after \(h.log.events.filter { $0.isRegistration(of: wrong) || $0.isRegistration(of: alice) })")
+                    let registrations = h.log.events.filter {
+                        $0.isRegistration(of: wrong) || $0.isRegistration(of: alice)
+                    }
+                    #expect(after.statusCode == 401, "\(after) after \(registrations)")
                     _ = try await h.engine.removeAccount(wrong)
                 }
             }

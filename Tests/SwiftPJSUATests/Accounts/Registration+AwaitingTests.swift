@@ -39,7 +39,9 @@ extension EngineTests {
                 }
                 #expect([401, 403].contains(error.statusCode), "\(error)")
                 #expect(!error.isDeadlineExceeded)
-                #expect(error.localizedDescription == "registration of \(error.account) failed: \(error.statusCode) \(error.reason)")
+                #expect(
+                    error.localizedDescription
+                        == "registration of \(error.account) failed: \(error.statusCode) \(error.reason)")
                 // The account was added and is still there, unregistered, until removed.
                 let info = try await h.engine.accountInfo(error.account)
                 #expect(!info.isRegistered)

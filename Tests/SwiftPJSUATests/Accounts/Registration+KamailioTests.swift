@@ -65,7 +65,9 @@ extension EngineTests {
                 let watch = Task {
                     var seen: [(ContinuousClock.Instant, Int)] = []
                     for await item in timed {
-                        if case .registrationState(let registration) = item.event, registration.account == alice, case .failed(let code, _) = registration.outcome {
+                        if case .registrationState(let registration) = item.event, registration.account == alice,
+                            case .failed(let code, _) = registration.outcome
+                        {
                             seen.append((item.raisedAt, code))
                         }
                     }
@@ -122,10 +124,14 @@ extension EngineTests {
                 #expect(h.log.events.filter { $0.isRegistration(of: account) }.count == 1)
             }
             _ = try await sipp.finish()
-            let registers = sipp.messageBlocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("REGISTER ") }
+            let registers = sipp.messageBlocks.filter {
+                $0.direction == .received && $0.firstLine.hasPrefix("REGISTER ")
+            }
             #expect(registers.count == 3)
             #expect(registers.first.flatMap(Self.expiresValue) == 60)
-            #expect(registers.dropFirst().first.flatMap(Self.expiresValue) == 3600, "\(registers.dropFirst().first?.lines ?? [])")
+            #expect(
+                registers.dropFirst().first.flatMap(Self.expiresValue) == 3600,
+                "\(registers.dropFirst().first?.lines ?? [])")
         }
     }
 
@@ -146,7 +152,7 @@ extension EngineTests {
             let log = EventLog(engine.events)
             let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
             try await engine.start(Configuration(
-                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound, timers: timers))
+                transports: loopbackUDP, media: nullSound, timers: timers))
             let interval = Duration.seconds(2)
             let alice = try await engine.addAccount(kamailio.account("alice", retry: interval))
             try await log.first("registered") { $0.isRegistration(of: alice, active: true) }
@@ -216,7 +222,8 @@ extension EngineTests {
                 let engine = PJSUA()
                 let log = EventLog(engine.events)
                 try await engine.start(Configuration(transports: [TransportConfiguration(
-                    type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))], media: nullSound))
+                    type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))],
+                    media: nullSound))
                 let tls = try await engine.transports().first?.transport
                 let alice = try await engine.addAccount(
                     kamailio.account("alice", transport: tls, registrar: registrar))
@@ -227,7 +234,9 @@ extension EngineTests {
 
             // Default trust (the system's CAs) does not include the throwaway CA.
             let untrusted = try await register(trusting: nil)
-            guard case .registrationState(let registration) = untrusted, case .failed(let code, let reason) = registration.outcome else {
+            guard case .registrationState(let registration) = untrusted,
+                case .failed(let code, let reason) = registration.outcome
+            else {
                 Issue.record("expected a failure, got \(untrusted)")
                 return
             }
@@ -271,7 +280,9 @@ extension EngineTests {
             try await EngineHarness.run(logHandler: captured, logLevel: 6) { h in
                 let alice = try await h.registeredAccount(kamailio.account("alice"))
                 try await h.engine.reRegister(alice)
-                try await h.log.wait("registered twice") { $0.filter { $0.isRegistration(of: alice, active: true) }.count == 2 }
+                try await h.log.wait("registered twice") {
+                    $0.filter { $0.isRegistration(of: alice, active: true) }.count == 2
+                }
                 let configuration = try await h.engine.accountConfiguration(alice)
                 #expect(!"\(configuration)".contains(password))
             }
@@ -294,9 +305,13 @@ extension EngineTests {
                 try await h.engine.reRegister(
                     alice, updatingPush: .apns(teamID: "ABCDE12345", bundleID: "com.example.phone", token: "99ff88ee"))
                 try await h.log.wait("registered with the new token") { _ in
-                    kamailio.receivedRequests.contains { $0.method == "REGISTER" && $0.contact.contains("pn-prid=99ff88ee") }
+                    kamailio.receivedRequests.contains {
+                        $0.method == "REGISTER" && $0.contact.contains("pn-prid=99ff88ee")
+                    }
                 }
-                try await h.log.wait("registered twice") { $0.filter { $0.isRegistration(of: alice, active: true) }.count >= 2 }
+                try await h.log.wait("registered twice") {
+                    $0.filter { $0.isRegistration(of: alice, active: true) }.count >= 2
+                }
                 #expect(try await h.engine.accountConfiguration(alice).push?.resourceID == "99ff88ee")
                 #expect(try await h.engine.removeAccount(alice) == .unregistered)
             }
@@ -306,8 +321,12 @@ extension EngineTests {
             // parameters once, in the Contact URI, and never the engine's private carrier header.
             #expect(registers.allSatisfy { $0.privateHeaders == 0 }, "\(registers)")
             #expect(contacts.allSatisfy { $0.components(separatedBy: "pn-provider=apns").count == 2 }, "\(contacts)")
-            #expect(registers.last?.expires == "0" && registers.last?.contact.contains("pn-prid=99ff88ee") == true, "\(registers)")
-            #expect(contacts.first?.contains(";pn-provider=apns;pn-param=ABCDE12345.com.example.phone.voip;pn-prid=00aa11bb") == true,
+            #expect(
+                registers.last?.expires == "0" && registers.last?.contact.contains("pn-prid=99ff88ee") == true,
+                "\(registers)")
+            let parameters = ";pn-provider=apns;pn-param=ABCDE12345.com.example.phone.voip;pn-prid=00aa11bb"
+            #expect(
+                contacts.first?.contains(parameters) == true,
                     "\(contacts)")
             #expect(contacts.contains { $0.contains("pn-prid=99ff88ee") })
         }

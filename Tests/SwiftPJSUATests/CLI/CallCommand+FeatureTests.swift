@@ -59,7 +59,7 @@ extension EngineTests {
             try await h.engine.answer(call)
             try await h.log.wait("3 digits, a REFER and a remote hold") { events in
                 digits(in: events, of: call).count >= 3
-                    && events.contains { if case .transferRequest(let answer) = $0, answer.call == call, answer.statusCode == 603 { true } else { false } }
+                    && events.contains { $0.isTransferRequest(of: call, answered: 603) }
                     && events.contains { $0.hasAudio(.remoteHold, call) }
             }
             #expect(String(h.log.digits(of: call).map(\.digit)) == "42#")

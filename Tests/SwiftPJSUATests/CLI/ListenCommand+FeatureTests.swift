@@ -11,10 +11,8 @@ extension EngineTests {
     func echoModeReturnsAudio() async throws {
         try await withTemporaryFolder { folder in
             let port = FreePort.udp()
-            let echo = try PeerProcess(
-                "swiftpjsua-echo", executable: Repository.tool.path,
-                arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port), "--echo"], folder: folder)
-            try await echo.waitUntilListening()
+            let echo = try await PeerProcess.swiftpjsua(
+                "swiftpjsua-echo", ["listen", "--bind", "127.0.0.1", "--port", String(port), "--echo"], folder: folder)
             try await EngineHarness.run { h in
                 try await h.engine.setCodecPriority("PCMU", 255)
                 let call = try await h.engine.makeCall(to: "sip:echo@127.0.0.1:\(port)", from: h.account)
@@ -25,7 +23,8 @@ extension EngineTests {
                 let clock = ContinuousClock()
 
                 // 2 s of 1 kHz out; what returns over the last 1.5 s carries it.
-                let tone = WAVAudio.tone(frequency: 1000, duration: .seconds(2), sampleRate: 8000, amplitude: 0.2).samples
+                let tone = WAVAudio.tone(
+                    frequency: 1000, duration: .seconds(2), sampleRate: 8000, amplitude: 0.2).samples
                 let listening = Task { await Self.collect(received, for: .seconds(2)) }
                 try await writer.write(tone)
                 let back = Self.analysis(of: Array(await listening.value.dropFirst(50)), frequency: 1000)
@@ -35,13 +34,16 @@ extension EngineTests {
                 func energy(_ frame: AudioFrame) -> Double {
                     frame.samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, frame.samples.count))
                 }
-                let click = WAVAudio.tone(frequency: 2000, duration: .milliseconds(20), sampleRate: 8000, amplitude: 0.5).samples
+                let click = WAVAudio.tone(
+                    frequency: 2000, duration: .milliseconds(20), sampleRate: 8000, amplitude: 0.5).samples
                 var iterator = received.makeAsyncIterator()
                 var trips: [Duration] = []
                 for _ in 0..<5 {
                     // Read until 200 ms in a row are quiet: the reader is then up to date.
                     var quiet = 0
-                    while quiet < 20, let frame = await iterator.next() { quiet = energy(frame) < 10_000 ? quiet + 1 : 0 }
+                    while quiet < 20, let frame = await iterator.next() {
+                        quiet = energy(frame) < 10_000 ? quiet + 1 : 0
+                    }
                     try await writer.write([Int16](repeating: 0, count: 800))
                     let sent = clock.now + (await writer.queuedDuration)
                     try await writer.write(click)
@@ -52,7 +54,8 @@ extension EngineTests {
                     trips.append(try #require(returned, "a click did not come back") - sent)
                 }
                 let sorted = trips.sorted()
-                print("echo round trip (write → return through listen --echo), 5 clicks: \(sorted.map { "\($0.formatted(.units(allowed: [.milliseconds])))" })")
+                let milliseconds = sorted.map { $0.formatted(.units(allowed: [.milliseconds])) }
+                print("echo round trip (write → return through listen --echo), 5 clicks: \(milliseconds)")
                 #expect(sorted[2] < .milliseconds(400), "median round trip \(sorted[2])")
                 let statistics = try await h.engine.streamStatistics(call)
                 print("echo: our jitter buffer holds \(statistics.jitterBufferDelay) on average")
@@ -68,20 +71,18 @@ extension EngineTests {
     func cliListenFeatures() async throws {
         try await withTemporaryFolder { folder in
             let port = FreePort.udp()
-            let cli = try PeerProcess(
-                "swiftpjsua-listen", executable: Repository.tool.path,
-                arguments: [
+            let cli = try await PeerProcess.swiftpjsua(
+                "swiftpjsua-listen", [
                     "listen", "--bind", "127.0.0.1", "--port", String(port), "--header", "X-Answered-By: cli",
                     "--dtmf", "9*",
                     "--transfer-to", "sip:elsewhere@127.0.0.1:5999", "--hold-after", "0.3",
                 ], folder: folder)
-            try await cli.waitUntilListening()
             try await EngineHarness.run { h in
                 try await h.engine.setTransferRequestHandler { _ in .reject(statusCode: 603) }
                 let call = try await h.engine.makeCall(to: "sip:cli@127.0.0.1:\(port)", from: h.account)
                 try await h.log.wait("2 digits, a REFER and a remote hold") { events in
                     digits(in: events, of: call).count >= 2
-                        && events.contains { if case .transferRequest(let answer) = $0, answer.call == call, answer.statusCode == 603 { true } else { false } }
+                        && events.contains { $0.isTransferRequest(of: call, answered: 603) }
                         && events.contains { $0.hasAudio(.remoteHold, call) }
                 }
                 #expect(String(h.log.digits(of: call).map(\.digit)) == "9*")
@@ -100,11 +101,8 @@ extension EngineTests {
     func cliListenReplacement() async throws {
         try await withTemporaryFolder { folder in
             let port = FreePort.udp()
-            let cli = try PeerProcess(
-                "swiftpjsua-listen", executable: Repository.tool.path,
-                arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port)],
-                folder: folder)
-            try await cli.waitUntilListening()
+            let cli = try await PeerProcess.swiftpjsua(
+                "swiftpjsua-listen", ["listen", "--bind", "127.0.0.1", "--port", String(port)], folder: folder)
             let peer = try RawSIPPeer()
             defer { peer.close() }
             let first = Self.replacesInvite(callID: "cli-replaced-\(UUID().uuidString)", fromTag: "alice-1", peer: peer)
@@ -121,7 +119,8 @@ extension EngineTests {
             try? await cli.waitForOutput(containing: "replaced call")
             let output = cli.output
             let lines = output.split(separator: "\n").map(String.init)
-            let incoming = try #require(lines.first { $0.contains("incoming") && $0.contains(second.callID) }, "\(output)")
+            let incoming = try #require(
+                lines.first { $0.contains("incoming") && $0.contains(second.callID) }, "\(output)")
             #expect(incoming.contains(" replaces call "), "\(incoming)")
             #expect(lines.contains { $0.contains("replaced call") && $0.contains(" by call ") }, "\(output)")
             #expect(!lines.contains { $0.contains("answer call") && $0.contains("failed") }, "\(output)")

@@ -85,7 +85,8 @@ extension EngineTests {
                  "--ca-file", "/nonexistent.pem"],
             ]
             for (index, arguments) in cases.enumerated() {
-                let tool = try PeerProcess("usage-\(index)", executable: Repository.tool.path, arguments: arguments, folder: folder)
+                let tool = try PeerProcess(
+                    "usage-\(index)", executable: Repository.tool.path, arguments: arguments, folder: folder)
                 #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
                 #expect(tool.output.contains("usage: swiftpjsua"), "\(tool.output)")
             }

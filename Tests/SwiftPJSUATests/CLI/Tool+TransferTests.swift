@@ -6,22 +6,6 @@ import Testing
 // Issue 15, item 9: the command-line tool through a blind transfer, on both sides, with three
 // `swiftpjsua` processes; and its wait before exit for a retransmitted 2xx.
 
-/// A `swiftpjsua` process started with `arguments`; for `listen` (`port` given), once it
-/// can take calls on `port`.
-private func launchTool(
-    _ name: String, _ arguments: [String], listeningOn port: UInt16? = nil, folder: TemporaryFolder
-) async throws -> PeerProcess {
-    let tool = try PeerProcess(name, executable: Repository.tool.path, arguments: arguments, folder: folder)
-    guard port != nil else { return tool }
-    do {
-        try await tool.waitUntilListening()
-    } catch {
-        tool.stop()
-        throw error
-    }
-    return tool
-}
-
 /// The printed lines (`  1.234  text`) as (seconds since start, text).
 private func stampedLines(_ output: String) -> [(at: Double, text: String)] {
     output.split(separator: "\n").compactMap { line in
@@ -49,16 +33,16 @@ extension EngineTests {
     func cliBlindTransferBothSides() async throws {
         try await withTemporaryFolder { folder in
             let targetPort = FreePort.udp()
-            let target = try await launchTool(
-                "swiftpjsua-target", ["listen", "--bind", "127.0.0.1", "--port", String(targetPort), "--hangup-after", "2"],
-                listeningOn: targetPort, folder: folder)
+            let target = try await PeerProcess.swiftpjsua(
+                "swiftpjsua-target",
+                ["listen", "--bind", "127.0.0.1", "--port", String(targetPort), "--hangup-after", "2"], folder: folder)
             let transferorPort = FreePort.udp()
             let targetURI = "sip:target@127.0.0.1:\(targetPort)"
-            let transferor = try await launchTool(
+            let transferor = try await PeerProcess.swiftpjsua(
                 "swiftpjsua-transferor",
                 ["listen", "--bind", "127.0.0.1", "--port", String(transferorPort), "--transfer-to", targetURI],
-                listeningOn: transferorPort, folder: folder)
-            let transferee = try await launchTool(
+                folder: folder)
+            let transferee = try await PeerProcess.swiftpjsua(
                 "swiftpjsua-transferee", ["call", "--bind", "127.0.0.1", "sip:transferor@127.0.0.1:\(transferorPort)"],
                 folder: folder)
 
@@ -68,7 +52,8 @@ extension EngineTests {
             // The transferee accepted the REFER, then printed the new call's events to its end.
             let accepted = try #require(
                 line(calling, "transfer-request", targetURI, "answered 202"), "\(transferee.output)")
-            let following = try #require(line(calling, "following call", "placed by the transfer"), "\(transferee.output)")
+            let following = try #require(
+                line(calling, "following call", "placed by the transfer"), "\(transferee.output)")
             let newCall = try #require(callName(in: following.text))
             let original = try #require(callName(in: accepted.text))
             #expect(newCall != original)
@@ -88,7 +73,8 @@ extension EngineTests {
 
             // The target had the transferred call, from the transferee, for its 2 s.
             let targetLines = stampedLines(target.output)
-            #expect(line(targetLines, "incoming call") != nil && line(targetLines, "CONFIRMED") != nil, "\(target.output)")
+            #expect(
+                line(targetLines, "incoming call") != nil && line(targetLines, "CONFIRMED") != nil, "\(target.output)")
             #expect(line(targetLines, "DISCONNECTED") != nil, "\(target.output)")
         }
     }
@@ -100,7 +86,7 @@ extension EngineTests {
         try await withTemporaryFolder { folder in
             let sipp = try await Sipp.start(scenario: "uas_200_retransmitted_after_bye.xml", folder: folder)
             let started = ContinuousClock.now
-            let cli = try await launchTool(
+            let cli = try await PeerProcess.swiftpjsua(
                 "swiftpjsua-call", ["call", "--bind", "127.0.0.1", sipp.uri, "--hangup-after", "0.2"], folder: folder)
             #expect(try await cli.waitForExit(timeout: .seconds(10)) == 0, "\(cli.output)")
             let elapsed = ContinuousClock.now - started

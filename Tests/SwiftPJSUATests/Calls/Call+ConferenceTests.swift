@@ -15,7 +15,8 @@ extension EngineTests {
                 try await h.engine.play(file: tone.path, into: caller, loop: true)
                 // Leg B: sipp, echoing every RTP packet back, on media_port and later media_port+2.
                 let mediaPort = FreePort.udp()
-                let sipp = try await h.sippCaller("uac_reinvite_new_port.xml", extra: ["-rtp_echo", "-mp", String(mediaPort)])
+                let sipp = try await h.sippCaller(
+                    "uac_reinvite_new_port.xml", extra: ["-rtp_echo", "-mp", String(mediaPort)])
                 let legB = try await h.log.incomingCall(fromUser: "sipp")
                 try await h.engine.answer(legB)
                 #expect(try await h.log.audio(ofMediaEvent: 1, of: legB)?.status == .active)
@@ -32,7 +33,7 @@ extension EngineTests {
                 #expect(!alone.detected(minimumDuration: .milliseconds(200)), "\(alone)")
                 try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: legB) }
                 try await sipp.expectFinished()
-                let reinvite = sipp.messageBlocks.filter { $0.direction == .sent && $0.firstLine.hasPrefix("INVITE") }.last
+                let reinvite = sipp.messageBlocks.last { $0.direction == .sent && $0.firstLine.hasPrefix("INVITE") }
                 #expect(reinvite?.lines.contains { $0.hasPrefix("m=audio \(mediaPort + 2) RTP/AVP 8") } == true)
                 try await h.engine.hangup(caller)
             }

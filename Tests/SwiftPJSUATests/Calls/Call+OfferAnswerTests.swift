@@ -35,7 +35,8 @@ extension EngineTests {
             let audio = folder.file("early.ulaw")
             let tone = WAVAudio.tone(frequency: 1000, duration: .seconds(10), sampleRate: 8000, amplitude: 0.3)
             try Data(tone.samples.map(Self.muLaw)).write(to: audio)
-            let template = try String(contentsOfFile: Repository.scenario("uas_183_repeated_template.xml"), encoding: .utf8)
+            let template = try String(
+                contentsOfFile: Repository.scenario("uas_183_repeated_template.xml"), encoding: .utf8)
             let scenario = folder.file("uas_183_repeated.xml")
             try template.replacingOccurrences(of: "@AUDIO@", with: audio.path).write(
                 to: scenario, atomically: true, encoding: .utf8)
@@ -44,7 +45,9 @@ extension EngineTests {
                 try await h.engine.setCodecPriority("PCMU", 255)
                 let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
                 let isEarly: @Sendable (PJSUAEvent) -> Bool = {
-                    if case .callState(let change) = $0 { change.call == call && change.lastStatus == 183 } else { false }
+                    if case .callState(let change) = $0 { change.call == call && change.lastStatus == 183 } else {
+                        false
+                    }
                 }
                 try await h.log.first("early media") { $0.hasActiveAudio(call) }
                 // In the 1.5 s before the second 183 the stream counts sipp's packets.
@@ -68,11 +71,14 @@ extension EngineTests {
                 // The same stream goes on (a rebuilt one would count again from zero). pjsua 2.12.1
                 // and 2.17 keep an unchanged stream even without the fix: this guards the fix, the
                 // media-event count above is what fails without it.
-                #expect(before >= 30 && after > before, "packets received: \(before) before, \(after) after the second 183")
+                #expect(
+                    before >= 30 && after > before, "packets received: \(before) before, \(after) after the second 183")
                 try await h.hangUp(call)
             }
             #expect(try await sipp.finish().exitStatus == 0)
-            let provisional = sipp.messageBlocks.filter { $0.direction == .sent && $0.firstLine.hasPrefix("SIP/2.0 183") }
+            let provisional = sipp.messageBlocks.filter {
+                $0.direction == .sent && $0.firstLine.hasPrefix("SIP/2.0 183")
+            }
             #expect(provisional.count == 2 && provisional[0].lines == provisional[1].lines)
         }
     }
@@ -89,8 +95,7 @@ extension EngineTests {
             #expect(h.log.states(of: call).suffix(2) == [.confirmed, .disconnected])
             #expect(!h.log.events.contains { $0.hasActiveAudio(call) })
             try await sipp.expectFinished()
-            let bye = try #require(
-                sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("BYE ") })
+            let bye = try #require(sipp.received("BYE "))
             #expect(bye.header("Reason") == #"SIP;cause=488;text="no answer in ACK""#)
         }
     }

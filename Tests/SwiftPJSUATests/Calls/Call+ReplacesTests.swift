@@ -341,34 +341,16 @@ extension EngineTests {
             let transferee = try await Sipp.start(scenario: "uas_refer_accept.xml", folder: folder)
             let target = try await Sipp.start(scenario: "uas_device_contact.xml", folder: folder)
             let bCallID = try await EngineHarness.run { h in
-                let a = try await h.engine.makeCall(to: transferee.uri, from: h.account)
-                let b = try await h.engine.makeCall(to: target.uri, from: h.account)
-                try await h.log.wait("both confirmed") { events in
-                    events.contains { $0.isState(.confirmed, of: a) } && events.contains { $0.isState(.confirmed, of: b) }
-                }
-                let bCallID = try await h.engine.callInfo(b).sipCallID
-                try await h.engine.transfer(a, replacing: b)
-                try await h.log.first("final transfer status") {
-                    $0.transferStatus?.call == a && $0.transferStatus?.final == true
-                }
-                await h.engine.hangupAll()
-                try await h.log.wait("both ended") { events in
-                    events.contains { $0.isState(.disconnected, of: a) }
-                        && events.contains { $0.isState(.disconnected, of: b) }
-                }
-                return bCallID
+                try await Self.attendedTransfer(to: transferee, replacing: target, h)
             }
             #expect(try await transferee.finish().successfulCalls == 1)
             #expect(try await target.finish().successfulCalls == 1)
-            let refer = try #require(
-                transferee.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
-            let referTo = try #require(refer.header("Refer-To"))
+            let referTo = try #require(transferee.received("REFER")?.header("Refer-To"))
             // The target answered as sip:service@ (its To URI) from the device desk-7.
             let contact = "sip:desk-7@127.0.0.1:\(target.port);ob"
             #expect(referTo.hasPrefix("<\(contact)?"), "\(referTo)")
             #expect(!referTo.contains("sip:service@"), "\(referTo)")
-            let invite = try #require(
-                target.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+            let invite = try #require(target.received("INVITE"))
             let engineTag = try #require(invite.header("From")?.components(separatedBy: ";tag=").last)
             let callID = try #require(invite.header("Call-ID"))
             // Replaces from the target's view: to-tag is the target's, from-tag ours; ';', '='

@@ -43,7 +43,9 @@ extension EngineTests {
                 var second: Call?
                 if let other {
                     // pjsua frees the slot once the BYE is answered, just after DISCONNECTED.
-                    try await h.poll("the first call's slot free", timeout: .seconds(2)) { try await $0.callSlotsInUse() == 0 }
+                    try await h.poll("the first call's slot free", timeout: .seconds(2)) {
+                        try await $0.callSlotsInUse() == 0
+                    }
                     let next = try await h.engine.makeCall(to: other.uri, from: h.account)
                     #expect(next.slot == call.slot, "maxCalls 1 puts the second call in the first one's slot")
                     try await h.log.first("second call confirmed") { $0.isState(.confirmed, of: next) }
@@ -60,7 +62,8 @@ extension EngineTests {
                 let result = try await transferee.finish(timeout: .seconds(20))
                 #expect(result.successfulCalls == 1, "\(result)")
                 #expect(
-                    transferee.receivedStatusCodes.contains { $0 == 200 || $0 == 481 }, "\(transferee.receivedStatusCodes)")
+                    transferee.receivedStatusCodes.contains { $0 == 200 || $0 == 481 },
+                    "\(transferee.receivedStatusCodes)")
                 if let second {
                     try await h.hangUp(second)
                 } else {
@@ -73,7 +76,9 @@ extension EngineTests {
                 let first = statuses.filter { $0.call == call }
                 #expect(first.map(\.code) == [487] && first.allSatisfy(\.final), "\(statuses)")
                 #expect(first.first?.reason == PJSUA.transferCallEndedReason)
-                let finalIndex = events.firstIndex { $0.transferStatus?.call == call && $0.transferStatus?.final == true }
+                let finalIndex = events.firstIndex {
+                    $0.transferStatus?.call == call && $0.transferStatus?.final == true
+                }
                 let endIndex = events.firstIndex { $0.isState(.disconnected, of: call) }
                 #expect(finalIndex.flatMap { f in endIndex.map { f < $0 } } == true, "final before DISCONNECTED")
                 // The second call's statuses are its own REFER's only: its 202, and 487 at its end.
@@ -94,7 +99,8 @@ extension EngineTests {
     func referWithoutNotify() async throws {
         try await withSipp(scenario: "uas_refer_202_no_notify.xml") { transferee in
             let t1 = Duration.milliseconds(50)
-            try await EngineHarness.run(timers: SIPTimers(t1: t1, t2: .milliseconds(400), t4: .milliseconds(500))) { h in
+            try await EngineHarness.run(
+                timers: SIPTimers(t1: t1, t2: .milliseconds(400), t4: .milliseconds(500))) { h in
                 let call = try await h.confirmedCall(to: transferee.uri)
                 let sent = ContinuousClock.now
                 try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
@@ -179,8 +185,7 @@ extension EngineTests {
                 try await h.hangUp(call)
             }
             try await sipp.expectFinished()
-            let refer = try #require(
-                sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
+            let refer = try #require(sipp.received("REFER"))
             #expect(refer.header("Refer-To")?.contains("sip:carol@127.0.0.1:5999") == true)
             #expect(refer.header("X-Transfer") == "blind")
         }
@@ -203,30 +208,36 @@ extension EngineTests {
         }
     }
 
+    /// Calls `transferee` (A) and `target` (B), transfers A to B's dialog (an attended
+    /// transfer, RFC 3891), waits for the transfer's final status and ends both calls.
+    /// - Returns: B's Call-ID.
+    static func attendedTransfer(
+        to transferee: Sipp, replacing target: Sipp, _ h: EngineHarness) async throws -> String {
+        let a = try await h.engine.makeCall(to: transferee.uri, from: h.account)
+        let b = try await h.engine.makeCall(to: target.uri, from: h.account)
+        try await h.log.wait("both confirmed") { events in
+            events.contains { $0.isState(.confirmed, of: a) } && events.contains { $0.isState(.confirmed, of: b) }
+        }
+        let bCallID = try await h.engine.callInfo(b).sipCallID
+        try await h.engine.transfer(a, replacing: b)
+        try await h.log.first("final transfer status") {
+            $0.transferStatus?.call == a && $0.transferStatus?.final == true
+        }
+        await h.engine.hangupAll()
+        try await h.log.wait("both ended") { events in
+            events.contains { $0.isState(.disconnected, of: a) } && events.contains { $0.isState(.disconnected, of: b) }
+        }
+        return bCallID
+    }
+
     @Test("Attended transfer: REFER on call A whose Refer-To replaces call B's dialog (RFC 3891)")
     func attendedTransfer() async throws {
         try await withTemporaryFolder { folder in
             let transferee = try await Sipp.start(scenario: "uas_refer_accept.xml", folder: folder)
             let target = try await Sipp.start(scenario: "uas", folder: folder)
             try await EngineHarness.run { h in
-                let a = try await h.engine.makeCall(to: transferee.uri, from: h.account)
-                let b = try await h.engine.makeCall(to: target.uri, from: h.account)
-                try await h.log.wait("both confirmed") { events in
-                    events.contains { $0.isState(.confirmed, of: a) } && events.contains { $0.isState(.confirmed, of: b) }
-                }
-                let bCallID = try await h.engine.callInfo(b).sipCallID
-                try await h.engine.transfer(a, replacing: b)
-                try await h.log.first("final transfer status") {
-                    $0.transferStatus?.call == a && $0.transferStatus?.final == true
-                }
-                await h.engine.hangupAll()
-                try await h.log.wait("both ended") { events in
-                    events.contains { $0.isState(.disconnected, of: a) }
-                        && events.contains { $0.isState(.disconnected, of: b) }
-                }
-                let refer = try #require(
-                    transferee.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("REFER") })
-                let referTo = try #require(refer.header("Refer-To"))
+                let bCallID = try await Self.attendedTransfer(to: transferee, replacing: target, h)
+                let referTo = try #require(transferee.received("REFER")?.header("Refer-To"))
                 #expect(referTo.contains("127.0.0.1:\(target.port)"), "\(referTo)")
                 #expect(referTo.contains("Replaces="), "\(referTo)")
                 // The Call-ID is URI-escaped inside the Refer-To ('@' → %40).

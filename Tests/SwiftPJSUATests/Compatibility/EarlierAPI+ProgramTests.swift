@@ -8,7 +8,7 @@ import Testing
 // (Tests/EarlierAPICompat), as an app would; it is run from here, nested in `EngineTests`,
 // because pjsua is one per process and `swift test` runs every test target in one process:
 // only `EngineTests`' `.serialized` trait (recursive) keeps it from overlapping another engine
-// test (see KitOrderingTests.swift).
+// test (see Kit/CallRouter+OrderingTests.swift).
 extension EngineTests {
     @Test(
         "A program written against the earlier swift-pjsua registers two accounts at Kamailio and its call is answered")

@@ -225,9 +225,7 @@ extension EngineTests {
             #expect(try await h.engine.accountInfo(account).account == account)
             // Events still arrive (pjsua's callbacks and its worker are the engine's), the
             // handle is the engine's, and the call is audio only with working media.
-            let (caller, callee) = try await h.engine.answeredSelfCall(to: h.uri("self"), from: account, log: h.log)
-            try await h.log.first("caller CONFIRMED") { $0.isState(.confirmed, of: caller) }
-            try await h.log.first("audio") { $0.hasActiveAudio(callee) }
+            let (caller, callee) = try await h.selfCall(from: account)
             #expect(try await h.engine.callInfo(caller).media.allSatisfy { $0.type == .audio })
             try await h.hangUp(caller, waitingFor: callee)
             // The account was not registered with a REGISTER of its own (it has no registrar).

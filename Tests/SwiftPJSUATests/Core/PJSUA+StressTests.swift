@@ -106,7 +106,8 @@ extension EngineTests {
                         for (index, step) in plan.enumerated() {
                             // Pacing at 50 calls per second (a schedule, not a synchronisation).
                             try await Task.sleep(until: began + .milliseconds(20 * index), clock: .continuous)
-                            let outgoing = try await engine.placeCall(to: "sip:\(step.kind)@127.0.0.1:\(port)", from: account)
+                            let outgoing = try await engine.placeCall(
+                                to: "sip:\(step.kind)@127.0.0.1:\(port)", from: account)
                             let (call, events) = (outgoing.call, outgoing.events)
                             if let delay = step.hangUpAfter {
                                 group.addTask {

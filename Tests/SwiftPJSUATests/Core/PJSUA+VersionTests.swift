@@ -30,7 +30,8 @@ extension EngineTests {
 
         // The tool says the same and exits 0.
         try await withTemporaryFolder { folder in
-            let tool = try PeerProcess("version", executable: Repository.tool.path, arguments: ["version"], folder: folder)
+            let tool = try PeerProcess(
+                "version", executable: Repository.tool.path, arguments: ["version"], folder: folder)
             let status = try await tool.waitForExit(timeout: .seconds(10))
             #expect(status == 0)
             #expect(tool.output.contains("pjproject \(version.loaded) loaded\n"), "\(tool.output)")

@@ -71,7 +71,8 @@ extension EngineTests {
             await h.engine.hangupAll()
             try? await ivr.waitForOutput(containing: "transfer done", timeout: .seconds(3))
             let output = ivr.output
-            #expect(output.contains("digit 1") && output.contains("echo") && output.contains("transfer done"), "\(output)")
+            #expect(
+                output.contains("digit 1") && output.contains("echo") && output.contains("transfer done"), "\(output)")
         }
     }
 }
@@ -185,7 +186,8 @@ extension EngineTests {
             let expected = SpeechProfile(try WAVAudio(contentsOf: reference))
             try #require(expected.span > .seconds(2), "reference: \(expected)")
             try await EngineHarness.run { h in
-                let (ivr, call) = try await Self.callIVR(h, "swiftpjsua-ivr-say", ["--say", text], listening: .seconds(20))
+                let (ivr, call) = try await Self.callIVR(
+                    h, "swiftpjsua-ivr-say", ["--say", text], listening: .seconds(20))
                 let heard = try await h.engine.audioFrames(
                     of: call, format: AudioFrameFormat(sampleRate: 8000), buffer: .seconds(10))
                 let frames = await Self.collect(heard, for: expected.span + .seconds(2))
@@ -193,7 +195,8 @@ extension EngineTests {
                 let received = SpeechProfile(WAVAudio(sampleRate: 8000, samples: frames.flatMap(\.samples)))
                 // Speech, as long as the reference (PCMU and the bridge's resampling change the
                 // detail, not the length), rising and falling like speech.
-                #expect(received.voiced.count >= expected.voiced.count / 2, "received \(received); reference \(expected)")
+                #expect(
+                    received.voiced.count >= expected.voiced.count / 2, "received \(received); reference \(expected)")
                 let difference = received.span - expected.span
                 #expect(
                     difference > .milliseconds(-500) && difference < .milliseconds(500),
@@ -205,7 +208,8 @@ extension EngineTests {
                 let lastVoiced = try #require(received.voiced.last)
                 let tail = received.blocks[min(received.blocks.count, lastVoiced + 10)...]
                 #expect(
-                    tail.count >= 40 && tail.allSatisfy { $0.level < -55 }, "silence after the prompt: \(tail.count) blocks")
+                    tail.count >= 40 && tail.allSatisfy { $0.level < -55 },
+                    "silence after the prompt: \(tail.count) blocks")
                 try? await ivr.waitForOutput(containing: "prompt done", timeout: .seconds(3))
                 #expect(ivr.output.contains("prompt done"), "\(ivr.output)")
 

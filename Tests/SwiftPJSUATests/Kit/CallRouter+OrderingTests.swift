@@ -9,11 +9,11 @@ import Testing
 // pjsua is one per process (a second engine's `start` throws
 // `PJSUAUsageError.anotherEngineRunning`) and `swift test` runs every test target in one
 // process, in parallel by default. `.serialized` only orders the tests inside the suite it is
-// on, so a separate serialized suite in SwiftPJSUAKitTests would still overlap with
+// on, so a separate serialized suite in another target would still overlap with
 // `EngineTests`. Nesting this suite in `EngineTests` puts it under that suite's `.serialized`
 // trait, which applies recursively: these tests run one at a time and never while another
-// engine test runs. The Kit's tests that need no engine stay in SwiftPJSUAKitTests and run
-// in parallel.
+// engine test runs. The Kit's tests that need no engine are in SwiftPJSUAUnitTests/Kit and
+// run in parallel.
 extension EngineTests {
     /// The push ↔ INVITE orderings of issue 6, on the real engine with sipp as the caller and a
     /// recording provider where CallKit would be. Each ordering must give exactly one

@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 14 on the real engine: a call push after a cold launch (the engine not running),
 /// through a real registrar and a real caller; and a start action with a phone-number handle.
-/// In `EngineTests` for its `.serialized` trait (one pjsua per process, see KitOrderingTests.swift).
+/// In `EngineTests` for its `.serialized` trait (one pjsua per process, see CallRouter+OrderingTests.swift).
 extension EngineTests {
     @Suite("Kit cold start and handle mapping on the real engine")
     struct KitColdStart {
@@ -196,8 +196,7 @@ extension EngineTests {
                 loop.cancel()
             }
             try await uas.expectFinished()
-            let invite = try #require(
-                uas.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE ") })
+            let invite = try #require(uas.received("INVITE "))
             #expect(invite.firstLine == "INVITE sip:+15550109999@127.0.0.1:\(uas.port);user=phone SIP/2.0")
         }
     }

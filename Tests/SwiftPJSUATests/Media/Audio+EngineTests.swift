@@ -40,15 +40,13 @@ extension EngineTests {
     @Test("The callee's tone reaches the caller from the call's start, at a steady level")
     func calleeToneReachesCaller() async throws {
         try await withTemporaryFolder { folder in
-            let tone = folder.file("tone.wav")
             // 0.2 of full scale: an RMS of 0.141, -17 dBFS.
-            try WAVAudio.tone(frequency: 1000, duration: .seconds(10), amplitude: 0.2).write(to: tone)
+            let tone = try folder.toneFile(duration: .seconds(10), amplitude: 0.2)
             let recording = folder.file("received.wav")
             let port = FreePort.udp()
-            let callee = try PeerProcess(
-                "swiftpjsua-listen", executable: Repository.tool.path,
-                arguments: ["listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path], folder: folder)
-            try await callee.waitUntilListening()
+            _ = try await PeerProcess.swiftpjsua(
+                "swiftpjsua-listen", ["listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path],
+                folder: folder)
             try await EngineHarness.run { h in
                 try await h.engine.setCodecPriority("PCMU", 255)
                 let call = try await h.engine.makeCall(to: "sip:bob@127.0.0.1:\(port)", from: h.account)
@@ -85,7 +83,9 @@ extension EngineTests {
                 try await h.engine.record(callee, to: received.path)
                 try await h.engine.record(caller, to: echoed.path)
                 // 100 packets of 20 ms: two seconds of audio.
-                try await h.poll("100 RTP packets received") { try await $0.streamStatistics(callee).packetsReceived >= 100 }
+                try await h.poll("100 RTP packets received") {
+                    try await $0.streamStatistics(callee).packetsReceived >= 100
+                }
                 let sent = try await h.engine.streamStatistics(caller)
                 #expect(sent.packetsSent >= 100)
                 #expect(try await h.engine.callInfo(caller).audioCodec != nil)
@@ -125,8 +125,7 @@ extension EngineTests {
     @Test("Early media: a 183 with SDP puts the caller in EARLY and the callee's tone is heard before any answer")
     func earlyMediaTone() async throws {
         try await EngineHarness.run { h in
-            let (caller, callee) = try await h.engine.answeredSelfCall(
-                to: h.uri("self"), from: h.account, log: h.log, statusCode: 183)
+            let (caller, callee) = try await h.selfCall(statusCode: 183, until: .answered)
             try await h.log.wait("caller EARLY with audio") { events in
                 events.contains { $0.isState(.early, of: caller) } && events.contains { $0.hasActiveAudio(caller) }
                     && events.contains { $0.hasActiveAudio(callee) }
@@ -225,7 +224,9 @@ extension EngineTests {
                 #expect(finished.call == caller)
                 // The callee heard the file once: about 600 ms of tone in 2 s of frames, then quiet.
                 let analysis = Self.analysis(of: await listening.value, frequency: 1000)
-                #expect(analysis.toneDuration >= .milliseconds(400) && analysis.toneDuration <= .milliseconds(700), "\(analysis)")
+                #expect(
+                    analysis.toneDuration >= .milliseconds(400) && analysis.toneDuration <= .milliseconds(700),
+                    "\(analysis)")
                 let all = h.log.events.filter { if case .playbackFinished = $0 { true } else { false } }
                 #expect(all.count == 1, "\(all) (the looping player \(looping) played its file three times over)")
                 try await h.engine.hangup(caller)

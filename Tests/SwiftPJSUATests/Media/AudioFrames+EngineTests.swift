@@ -49,7 +49,10 @@ extension EngineTests {
                     let frames = results[index] ?? []
                     let format = formats[index]
                     #expect(frames.count == Int(Duration.seconds(3) / format.frameDuration), "\(format)")
-                    #expect(frames.allSatisfy { $0.samples.count == format.samplesPerFrame && $0.sampleRate == format.sampleRate })
+                    #expect(
+                        frames.allSatisfy {
+                            $0.samples.count == format.samplesPerFrame && $0.sampleRate == format.sampleRate
+                        })
                     // Consecutive sequence numbers from 0 and timestamps in samples: nothing dropped.
                     #expect(frames.map(\.sequenceNumber) == (0..<UInt64(frames.count)).map { $0 }, "\(format)")
                     #expect(frames.last?.timestamp == UInt64(frames.count - 1) * UInt64(format.samplesPerFrame))
@@ -57,7 +60,8 @@ extension EngineTests {
                     // The first half second holds the call's start-up; the rest is steady state.
                     let steady = Array(frames.dropFirst(Int(Duration.milliseconds(500) / format.frameDuration)))
                     let analysis = Self.analysis(of: steady, frequency: 1000)
-                    #expect(analysis.toneBlocks >= analysis.blocks - 2 && analysis.blocks >= 120, "\(format): \(analysis)")
+                    #expect(
+                        analysis.toneBlocks >= analysis.blocks - 2 && analysis.blocks >= 120, "\(format): \(analysis)")
                     #expect(Self.analysis(of: steady, frequency: 1500).toneBlocks == 0, "\(format)")
                 }
                 try await h.engine.hangup(caller)
@@ -73,8 +77,10 @@ extension EngineTests {
                 try await h.engine.setCodecPriority("PCMU", 255)
                 let (caller, callee) = try await h.selfCall()
                 let format = AudioFrameFormat(sampleRate: 16000, frameDuration: .milliseconds(20))
-                let writer = try await h.engine.audioFrameWriter(for: caller, format: format, buffer: .milliseconds(200))
-                let tone = WAVAudio.tone(frequency: 1000, duration: .seconds(3), sampleRate: 16000, amplitude: 0.2).samples
+                let writer = try await h.engine.audioFrameWriter(
+                    for: caller, format: format, buffer: .milliseconds(200))
+                let tone = WAVAudio.tone(
+                    frequency: 1000, duration: .seconds(3), sampleRate: 16000, amplitude: 0.2).samples
                 let clock = ContinuousClock()
                 let began = clock.now
                 // Writes of 7 ms each (not whole frames): the writer keeps the remainders.
@@ -99,7 +105,9 @@ extension EngineTests {
                 try await h.hangUp(caller)
                 // The writer leaves the bridge with its call: writing into it throws.
                 try await waitUntil("a write into the ended call to throw", timeout: .seconds(2)) {
-                    do { try await writer.write([Int16](repeating: 0, count: 320)) } catch is PJSUAUsageError { return true }
+                    do { try await writer.write([Int16](repeating: 0, count: 320)) } catch is PJSUAUsageError {
+                        return true
+                    }
                     return false
                 }
             }

@@ -3,10 +3,6 @@ import PJSUATestSupport
 import SwiftPJSUA
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The payload types of an SDP's audio `m=` line, in order, and the rtpmap names of them.
 private struct AudioOffer {
     var payloads: [String]
@@ -32,33 +28,6 @@ private struct AudioOffer {
     static func port(_ lines: [String]) -> Int? {
         lines.first { $0.hasPrefix("m=audio") }.flatMap { Int($0.split(separator: " ")[1]) }
     }
-}
-
-/// Binds UDP sockets on every interface at each port of `ports` that is free, so that
-/// pjsua cannot; ports another process holds are held already. Closed by `close()`.
-private final class HeldPorts: Sendable {
-    let sockets: [Int32]
-
-    init(_ ports: ClosedRange<UInt16>) {
-        var sockets: [Int32] = []
-        for port in ports {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            guard fd >= 0 else { continue }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr = in_addr(s_addr: INADDR_ANY)
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            if bound == 0 { sockets.append(fd) } else { Glibc.close(fd) }
-        }
-        self.sockets = sockets
-    }
-
-    func close() { for fd in sockets { Glibc.close(fd) } }
 }
 
 extension EngineTests {
@@ -118,12 +87,12 @@ extension EngineTests {
                 try await h.hangUp(call)
             }
             _ = try await sipp.finish()
-            let invite = try #require(
-                sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+            let invite = try #require(sipp.received("INVITE"))
             let names = try AudioOffer(invite.lines).codecNames
             #expect(names.first == "opus/48000/2", "\(names)")
             #expect(
-                Array(names.prefix(4).map { $0.split(separator: "/")[0] }) == ["opus", "g722", "pcmu", "pcma"], "\(names)")
+                Array(names.prefix(4).map { $0.split(separator: "/")[0] }) == ["opus", "g722", "pcmu", "pcma"],
+                "\(names)")
         }
     }
 
@@ -137,14 +106,14 @@ extension EngineTests {
             let cli = try PeerProcess(
                 "swiftpjsua-call", executable: Repository.tool.path,
                 arguments: [
-                    "call", "--bind", "127.0.0.1", sipp.uri, "--codecs", "PCMU,opus", "--rtp-ports", "\(low)-\(low + 199)",
+                    "call", "--bind", "127.0.0.1", sipp.uri, "--codecs", "PCMU,opus",
+                    "--rtp-ports", "\(low)-\(low + 199)",
                     "--hangup-after",
                     "0.5",
                 ], folder: folder)
             #expect(try await cli.waitForExit(timeout: .seconds(15)) == 0, "\(cli.output)")
             _ = try await sipp.finish()
-            let invite = try #require(
-                sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+            let invite = try #require(sipp.received("INVITE"))
             let names = try AudioOffer(invite.lines).codecNames
             #expect(Array(names.prefix(2)) == ["pcmu/8000", "opus/48000/2"], "\(names)")
             let port = try #require(AudioOffer.port(invite.lines))
@@ -179,13 +148,11 @@ extension EngineTests {
         try await withTemporaryFolder { folder in
             let tone = try folder.toneFile(duration: .seconds(5))
             let port = FreePort.udp()
-            let listener = try PeerProcess(
-                "swiftpjsua-listen", executable: Repository.tool.path,
-                arguments: [
+            let listener = try await PeerProcess.swiftpjsua(
+                "swiftpjsua-listen", [
                     "listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path,
                     "--record", folder.file("listener.wav").path,
                 ], folder: folder)
-            try await listener.waitUntilListening()
             let caller = try PeerProcess(
                 "swiftpjsua-call", executable: Repository.tool.path,
                 arguments: [
@@ -231,8 +198,7 @@ extension EngineTests {
                 try await h.hangUp(call)
             }
             _ = try await sipp.finish()
-            let invite = try #require(
-                sipp.messageBlocks.first { $0.direction == .received && $0.firstLine.hasPrefix("INVITE") })
+            let invite = try #require(sipp.received("INVITE"))
             let mLine = try #require(invite.lines.first { $0.hasPrefix("m=audio") })
             let payloads = mLine.split(separator: " ").dropFirst(3)
             #expect(payloads.first == "0", "\(mLine)")

@@ -35,7 +35,8 @@ extension EngineTests {
         /// Waits until `duration` more audio has been read.
         func wait(for duration: Duration) async throws {
             let wanted = mark + Int(duration / stream.format.frameDuration)
-            try await waitUntil("the sound device's frames", timeout: duration + .seconds(3), every: .milliseconds(10)) {
+            try await waitUntil(
+                "the sound device's frames", timeout: duration + .seconds(3), every: .milliseconds(10)) {
                 mark >= wanted
             }
         }
@@ -151,7 +152,8 @@ extension EngineTests {
             let audio = folder.file("early.ulaw")
             let tone = WAVAudio.tone(frequency: 1000, duration: .seconds(10), sampleRate: 8000, amplitude: 0.3)
             try Data(tone.samples.map(Self.muLaw)).write(to: audio)
-            let template = try String(contentsOfFile: Repository.scenario("uas_early_media_template.xml"), encoding: .utf8)
+            let template = try String(
+                contentsOfFile: Repository.scenario("uas_early_media_template.xml"), encoding: .utf8)
             let scenario = folder.file("uas_early_media.xml")
             try template.replacingOccurrences(of: "@AUDIO@", with: audio.path).write(
                 to: scenario, atomically: true, encoding: .utf8)
@@ -166,7 +168,9 @@ extension EngineTests {
                 try await h.log.first("180 Ringing") { Self.isRinging($0, call) }
                 let ringing = recording.mark
                 try await h.log.first("early media") {
-                    if case .callState(let change) = $0 { change.call == call && change.lastStatus == 183 } else { false }
+                    if case .callState(let change) = $0 { change.call == call && change.lastStatus == 183 } else {
+                        false
+                    }
                 }
                 let early = recording.mark
                 try await h.log.wait("180 again") { $0.filter { Self.isRinging($0, call) }.count >= 2 }
@@ -179,7 +183,8 @@ extension EngineTests {
                 let ring = recording.analysis(ringing..<early, frequency: 425)
                 #expect(ring.toneBlocks >= ring.blocks - 1 && ring.blocks >= 40, "ringback before the 183: \(ring)")
                 for (name, range) in [
-                    ("183", early..<ringingAgain), ("180 after 183", ringingAgain..<answered), ("200", answered..<after),
+                    ("183", early..<ringingAgain), ("180 after 183", ringingAgain..<answered),
+                    ("200", answered..<after),
                 ] {
                     let ringback = recording.analysis(range, frequency: 425)
                     let peer = recording.analysis(range, frequency: 1000)
@@ -230,7 +235,8 @@ extension EngineTests {
                 // One generator whatever the number of ringing calls: three would sum to 3× the level.
                 let peakOne = recording.peak(firstRinging..<oneRinging),
                     peakThree = recording.peak(threeStart..<threeRinging)
-                #expect(peakOne > 1000 && Double(peakThree) < Double(peakOne) * 1.2, "peaks \(peakOne) and \(peakThree)")
+                #expect(
+                    peakOne > 1000 && Double(peakThree) < Double(peakOne) * 1.2, "peaks \(peakOne) and \(peakThree)")
 
                 // Ending ringing calls (CANCEL): the ringback goes on while one still rings.
                 try await h.engine.hangup(first)

@@ -74,19 +74,6 @@ private func medianDistinctBytes(_ payloads: [[UInt8]]) -> Int {
     return counts.isEmpty ? 0 : counts[counts.count / 2]
 }
 
-/// A `swiftpjsua` process; for `listen`, once it can take calls.
-private func launchFarEnd(_ name: String, _ arguments: [String], folder: TemporaryFolder) async throws -> PeerProcess {
-    let tool = try PeerProcess(name, executable: Repository.tool.path, arguments: arguments, folder: folder)
-    guard arguments.first == "listen" else { return tool }
-    do {
-        try await tool.waitUntilListening()
-    } catch {
-        tool.stop()
-        throw error
-    }
-    return tool
-}
-
 private let pcmuOnly: MediaConfiguration = {
     var media = MediaConfiguration(soundDevice: .null)
     media.codecOrder = ["PCMU"]
@@ -120,7 +107,7 @@ extension EngineTests {
         defer { far?.stop() }
         let farPort = FreePort.udp()
         if engineCalls {
-            far = try await launchFarEnd(
+            far = try await PeerProcess.swiftpjsua(
                 "swiftpjsua-far", ["listen", "--port", String(farPort)] + srtpArguments + common, folder: folder)
         }
         let result = try await EngineHarness.run(media: pcmuOnly, rtpPorts: rtpPorts, srtp: engineSRTP) { h in
@@ -128,7 +115,7 @@ extension EngineTests {
             if engineCalls {
                 call = try await h.engine.makeCall(to: "sip:far@127.0.0.1:\(farPort)", from: h.account)
             } else {
-                far = try await launchFarEnd(
+                far = try await PeerProcess.swiftpjsua(
                     "swiftpjsua-far",
                     ["call", h.uri(), "--port", String(farPort), "--hangup-after", "4"] + srtpArguments
                         + common, folder: folder)
@@ -171,9 +158,11 @@ extension EngineTests {
             #expect(session.keying == .sdes)
             #expect(SRTPConfiguration.availableCryptoSuites.contains(session.cryptoSuite ?? "none"), "\(session)")
             #expect(call.event == session, "the media event's SRTP: \(String(describing: call.event))")
-            #expect(call.farOutput.contains("srtp \(session.cryptoSuite ?? "none")\(srtpLine(.sdes))"), "\(call.farOutput)")
+            #expect(
+                call.farOutput.contains("srtp \(session.cryptoSuite ?? "none")\(srtpLine(.sdes))"), "\(call.farOutput)")
             #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
-            #expect(medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+            #expect(
+                medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
         }
     }
 
@@ -183,7 +172,8 @@ extension EngineTests {
     func srtpDTLSEngineToEngine() async throws {
         try await withTemporaryFolder { folder in
             let call = try await farEndCall(
-                engineCalls: true, engineSRTP: .mandatory(keying: [.dtlsSRTP]), farSRTP: "mandatory,dtls", folder: folder)
+                engineCalls: true, engineSRTP: .mandatory(keying: [.dtlsSRTP]), farSRTP: "mandatory,dtls",
+                folder: folder)
             let session = try #require(call.info, "no SRTP session in CallInfo")
             #expect(session.keying == .dtlsSRTP)
             #expect(session.isActive, "\(session)")
@@ -191,7 +181,8 @@ extension EngineTests {
             #expect(call.event?.keying == .dtlsSRTP, "the media event's SRTP: \(String(describing: call.event))")
             #expect(call.farOutput.contains(srtpLine(.dtlsSRTP)), "\(call.farOutput)")
             #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
-            #expect(medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+            #expect(
+                medianDistinctBytes(call.payloads) >= 90, "median distinct bytes \(medianDistinctBytes(call.payloads))")
         }
     }
 
@@ -201,7 +192,8 @@ extension EngineTests {
             let call = try await farEndCall(engineCalls: true, engineSRTP: .disabled, farSRTP: nil, folder: folder)
             #expect(call.info == nil)
             #expect(call.payloads.count >= 100, "\(call.payloads.count) PCMU packets captured")
-            #expect(medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+            #expect(
+                medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
         }
     }
 
@@ -213,7 +205,8 @@ extension EngineTests {
             #expect(call.info == nil, "optional SRTP against a plain peer: \(String(describing: call.info))")
             #expect(call.event == nil)
             #expect(!call.farOutput.contains(" srtp "), "\(call.farOutput)")
-            #expect(medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
+            #expect(
+                medianDistinctBytes(call.payloads) <= 40, "median distinct bytes \(medianDistinctBytes(call.payloads))")
         }
     }
 
@@ -221,7 +214,7 @@ extension EngineTests {
     func srtpMandatoryAgainstPlainPeer() async throws {
         try await withTemporaryFolder { folder in
             let farPort = FreePort.udp()
-            _ = try await launchFarEnd(
+            _ = try await PeerProcess.swiftpjsua(
                 "swiftpjsua-plain", ["listen", "--port", String(farPort)], folder: folder)
             try await EngineHarness.run(srtp: .mandatory(keying: [.sdes])) { h in
                 // Out: the plain peer refuses the RTP/SAVP offer.
@@ -243,7 +236,9 @@ extension EngineTests {
                 #expect(status != 0)
                 #expect(caller.output.contains("DISCONNECTED 488"), "\(caller.output)")
                 let terminal = h.log.events.filter {
-                    if case .callState(let change) = $0 { return change.state.isTerminal && change.call == outgoing.call }
+                    if case .callState(let change) = $0 {
+                        return change.state.isTerminal && change.call == outgoing.call
+                    }
                     return false
                 }
                 #expect(terminal.count == 1, "terminal events of the outgoing call: \(terminal)")
@@ -274,55 +269,12 @@ extension EngineTests {
 /// `dtls_srtp` (`mediaenc=dtls_srtp`: UDP/TLS/RTP/SAVP); opus alone (`ausine` runs at 48 kHz
 /// only, and a one-codec answer spares pjsua's codec-locking re-INVITE, which restarts
 /// baresip's DTLS), a 600 Hz `ausine` as its microphone, and `sndfile` dumping what it decodes.
-private struct SRTPBaresip {
-    let process: PeerProcess
-    let port: UInt16
-    let folder: TemporaryFolder
-    var uri: String { "sip:bob@127.0.0.1:\(port)" }
-
-    static func start(mediaenc: String, folder: TemporaryFolder, commands: [String] = []) async throws -> SRTPBaresip {
-        let port = FreePort.udp()
-        let rtp = UInt16.random(in: 30...39) * 1000
-        let config = """
-            poll_method epoll
-            sip_listen 127.0.0.1:\(port)
-            audio_source ausine,600
-            audio_player aubridge,nowhere
-            audio_alert aubridge,nowhere
-            rtp_ports \(rtp)-\(rtp + 999)
-            module_path /usr/lib/baresip/modules
-            module opus.so
-            module ausine.so
-            module aubridge.so
-            module sndfile.so
-            module srtp.so
-            module dtls_srtp.so
-            module account.so
-            module menu.so
-            snd_path \(folder.url.path)
-
-            """
-        try config.write(to: folder.file("config"), atomically: true, encoding: .utf8)
-        try "<sip:bob@127.0.0.1:\(port)>;regint=0;answermode=auto;mediaenc=\(mediaenc)\n"
-            .write(to: folder.file("accounts"), atomically: true, encoding: .utf8)
-        let process = try PeerProcess(
-            "baresip", executable: "/usr/bin/baresip",
-            arguments: ["-f", folder.url.path] + commands.flatMap { ["-e", $0] }, folder: folder, lifetimeSeconds: 60)
-        do {
-            try await process.waitForOutput(containing: "baresip is ready.")
-        } catch {
-            process.stop()
-            throw error
-        }
-        return SRTPBaresip(process: process, port: port, folder: folder)
-    }
-
-    func decodedAudio() throws -> WAVAudio {
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.url.path).filter {
-            $0.hasSuffix("-dec.wav")
-        }
-        let file = try #require(files.first, "no decode dump in \(folder.url.path)")
-        return try WAVAudio(contentsOf: folder.file(file))
+extension Baresip {
+    static func start(mediaenc: String, folder: TemporaryFolder, commands: [String] = []) async throws -> Baresip {
+        try await start(
+            folder: folder, codecs: [
+                "opus"], modules: ["srtp", "dtls_srtp"], rtpPorts: UInt16.random(in: 30...39) * 1000,
+            accountParameters: ";mediaenc=\(mediaenc)", commands: commands)
     }
 }
 
@@ -332,13 +284,13 @@ extension EngineTests {
             let mediaenc = keying == .sdes ? "srtp-mand" : "dtls_srtp"
             let tone = try folder.toneFile("engine-1000.wav")
             try await EngineHarness.run(srtp: .mandatory(keying: [keying])) { h in
-                let peer: SRTPBaresip
+                let peer: Baresip
                 let call: Call
                 if engineCalls {
-                    peer = try await SRTPBaresip.start(mediaenc: mediaenc, folder: folder)
+                    peer = try await Baresip.start(mediaenc: mediaenc, folder: folder)
                     call = try await h.engine.makeCall(to: peer.uri, from: h.account)
                 } else {
-                    peer = try await SRTPBaresip.start(mediaenc: mediaenc, folder: folder, commands: ["/dial \(h.uri())"])
+                    peer = try await Baresip.start(mediaenc: mediaenc, folder: folder, commands: ["/dial \(h.uri())"])
                     let incoming = try await h.log.first("baresip's INVITE", timeout: .seconds(15)) {
                         $0.incomingCall != nil
                     }
@@ -349,7 +301,8 @@ extension EngineTests {
                 try await h.log.first("confirmed", timeout: .seconds(15)) { $0.isState(.confirmed, of: call) }
                 try await h.log.first("active audio", timeout: .seconds(15)) { $0.hasActiveAudio(call) }
                 try await h.engine.play(file: tone.path, into: call, loop: true)
-                let heard = try await h.recordTone(call, to: folder.file("from-baresip.wav"), packets: 100, frequency: 600)
+                let heard = try await h.recordTone(
+                    call, to: folder.file("from-baresip.wav"), packets: 100, frequency: 600)
                 #expect(heard.detected(), "baresip's 600 Hz at the engine: \(heard)")
                 let session = try #require(try await h.engine.callInfo(call).media.first?.srtp, "no SRTP session")
                 #expect(session.keying == keying && session.isActive, "\(session)")
@@ -382,7 +335,7 @@ extension EngineTests {
         srtp.secureSignaling = .tls
         try await EngineHarness.run(srtp: srtp) { h in
             let farPort = FreePort.udp()
-            let listener = try await launchFarEnd(
+            let listener = try await PeerProcess.swiftpjsua(
                 "swiftpjsua-srtp", ["listen", "--port", String(farPort), "--srtp", "mandatory,sdes"], folder: h.folder)
             await #expect {
                 _ = try await h.engine.placeCall(to: "sip:far@127.0.0.1:\(farPort)", from: h.account)

@@ -5,7 +5,7 @@ import Testing
 
 /// The checks of the STUN, ICE and TURN settings, in the engine and in the CLI. (ICE itself
 /// cannot run on loopback: pjnath gathers no host candidate on 127.0.0.1, so the calls are in
-/// ICETests.swift, inside a Topology.)
+/// ICE+TopologyTests.swift, inside a Topology.)
 extension EngineTests {
     @Test("STUN, ICE and TURN settings are checked at start and at addAccount")
     func mediaNATSettingsAreChecked() async throws {
@@ -54,12 +54,16 @@ extension EngineTests {
                 ["call", "sip:b@127.0.0.1", "--ice", "--turn", "stun:192.0.2.1"],
                 ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:u@192.0.2.1"],
                 ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:192.0.2.1?transport=sctp"],
-                ["call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:u@192.0.2.1", "--turn-password-env", "SWIFTPJSUA_UNSET"],
+                [
+                    "call", "sip:b@127.0.0.1", "--ice", "--turn", "turn:u@192.0.2.1",
+                    "--turn-password-env", "SWIFTPJSUA_UNSET",
+                ],
                 ["listen", "--port", "0", "--stun", "1,2,3,4,5,6,7,8,9"],
                 ["listen", "--port", "0", "--turn-password-env", "X"],
             ]
             for (index, arguments) in cases.enumerated() {
-                let tool = try PeerProcess("nat-usage-\(index)", executable: Repository.tool.path, arguments: arguments, folder: folder)
+                let tool = try PeerProcess(
+                    "nat-usage-\(index)", executable: Repository.tool.path, arguments: arguments, folder: folder)
                 #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
                 #expect(tool.output.contains("usage: swiftpjsua"), "\(tool.output)")
             }

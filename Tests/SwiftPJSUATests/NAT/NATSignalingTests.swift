@@ -301,7 +301,8 @@ extension EngineTests {
     func outboundIdentifiersInRegister() async throws {
         try await withKamailio { kamailio in
             let instance = "<urn:uuid:4f6c1b2e-8a1d-4c3e-9b7a-2d5e6f708192>"
-            try await EngineHarness.run(transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]) {
+            try await EngineHarness.run(
+                transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]) {
                 h in
                 var alice = kamailio.account("alice", transport: h.transport.transport)
                 alice.natSignaling.outbound = SIPOutbound(instanceID: instance, registrationID: 7)
@@ -316,7 +317,8 @@ extension EngineTests {
             let alices = registers.filter { $0.user == "alice" }, bobs = registers.filter { $0.user == "bob" }
             #expect(!alices.isEmpty && !bobs.isEmpty, "\(registers)")
             #expect(alices.allSatisfy { $0.contact.contains("reg-id=7") && $0.contact.contains(instance) }, "\(alices)")
-            #expect(bobs.allSatisfy { !$0.contact.contains("reg-id") && !$0.contact.contains("+sip.instance") }, "\(bobs)")
+            #expect(
+                bobs.allSatisfy { !$0.contact.contains("reg-id") && !$0.contact.contains("+sip.instance") }, "\(bobs)")
         }
     }
 

@@ -38,13 +38,15 @@ extension EngineTests {
             // A REGISTER without a response fails after 64 × T1 = 3.2 s.
             let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
             let transport = TransportConfiguration(
-                type: type, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: certificates?.caCertificate.path))
+                type: type, bindAddress: "127.0.0.1", port: 0,
+                tls: TLSConfiguration(caFile: certificates?.caCertificate.path))
             try await EngineHarness.run(transports: [transport], timers: timers) { h in
                 let (engine, log) = (h.engine, h.log)
                 let interval = Duration.seconds(2)
                 let registrar = "sip:127.0.0.1:\(relay.port);transport=\(type == .tls ? "tls" : "tcp")"
                 let alice = try await h.registeredAccount(kamailio.account(
-                    "alice", transport: h.transport.transport, registrar: registrar, expiry: .seconds(60), retry: interval))
+                    "alice", transport: h.transport.transport, registrar: registrar, expiry: .seconds(60),
+                    retry: interval))
                 #expect(relay.acceptedConnections == 1, "\(relay.output)")
 
                 // The relay forgets the flow; the next REGISTER (a refresh) goes into the void.
@@ -52,7 +54,8 @@ extension EngineTests {
                 let mark = log.events.count
                 let refreshedAt = ContinuousClock.now
                 try await engine.setRegistration(alice, renew: true)
-                let failure = try await log.first("the refresh to fail", timeout: timers.transactionTimeout + .seconds(5)) {
+                let failure = try await log.first(
+                    "the refresh to fail", timeout: timers.transactionTimeout + .seconds(5)) {
                     if case .failed? = $0.registrationOutcome(of: alice) { return true }
                     return false
                 }
@@ -145,7 +148,8 @@ extension EngineTests {
             try await EngineHarness.run(transports: [Self.loopbackTCP]) { h in
                 let log = h.log
                 let interval = Duration.seconds(1)
-                let alice = try await h.registeredAccount(Self.keepAliveAccount(at: kamailio, through: relay, h, interval))
+                let alice = try await h.registeredAccount(
+                    Self.keepAliveAccount(at: kamailio, through: relay, h, interval))
 
                 // Pings go out and Kamailio's pongs come back: the flow stays.
                 try await relay.waitForCRLF(from: "upstream", count: 3, timeout: .seconds(10))
@@ -186,7 +190,8 @@ extension EngineTests {
 
             try await EngineHarness.run(transports: [Self.loopbackTCP]) { h in
                 let (engine, log) = (h.engine, h.log)
-                let alice = try await h.registeredAccount(Self.keepAliveAccount(at: kamailio, through: relay, h, .seconds(1)))
+                let alice = try await h.registeredAccount(
+                    Self.keepAliveAccount(at: kamailio, through: relay, h, .seconds(1)))
 
                 // Four pings, none answered: silence from a registrar that never answered one
                 // proves nothing, so the flow and the registration stay.

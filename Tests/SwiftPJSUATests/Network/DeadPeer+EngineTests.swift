@@ -227,7 +227,8 @@ extension EngineTests {
             let peer = try await startDeadPeer("tcp-close", port: port, folder: folder, peerTLS)
             let name = type == .tls ? "TLS" : "TCP"
             try await DeadPeerEngine.run(type, tls: tls) { e in
-                let account = try await e.engine.addLocalAccount(on: e.transport.transport, transportLossPolicy: .endCall)
+                let account = try await e.engine.addLocalAccount(
+                    on: e.transport.transport, transportLossPolicy: .endCall)
                 let call = try await e.engine.makeCall(
                     to: "sip:peer@127.0.0.1:\(port);transport=\(name.lowercased())", from: account)
                 try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
@@ -364,7 +365,8 @@ extension EngineTests {
             let port = FreePort.tcpAndUDP()
             let peer = try await startDeadPeer("tcp-close", port: port, folder: folder, ["--vanish"])
             try await DeadPeerEngine.run(.tcp) { e in
-                let account = try await e.engine.addLocalAccount(on: e.transport.transport, transportLossPolicy: .reinvite)
+                let account = try await e.engine.addLocalAccount(
+                    on: e.transport.transport, transportLossPolicy: .reinvite)
                 let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
                 try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
                 try await peer.waitForOutput(containing: "closed", timeout: .seconds(5))

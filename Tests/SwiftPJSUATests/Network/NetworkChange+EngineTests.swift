@@ -11,7 +11,8 @@ extension EngineTests {
     func networkChangeReportsSteps() async throws {
         try await withKamailio { kamailio in
             try await EngineHarness.run { h in
-                let alice = try await h.engine.addAccount(kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
+                let alice = try await h.engine.addAccount(
+                    kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
                 let before = kamailio.receivedRequests.filter { $0.method == "REGISTER" }.count
                 let report = try await h.engine.handleNetworkChange()
                 #expect(report.isComplete, "\(report.steps)")
@@ -21,7 +22,9 @@ extension EngineTests {
                 #expect(steps.contains(.listenerRestarted), "\(steps)")
                 let update = try #require(report.steps.first { $0.step == .contactUpdated }, "\(steps)")
                 #expect(update.account == alice && update.isRegistration && update.statusCode == 200, "\(update)")
-                if let restart = steps.firstIndex(of: .listenerRestarted), let contact = steps.firstIndex(of: .contactUpdated) {
+                if let restart = steps.firstIndex(of: .listenerRestarted),
+                    let contact = steps.firstIndex(of: .contactUpdated)
+                {
                     #expect(restart < contact, "listeners first, then the accounts: \(steps)")
                 }
                 // The registrar saw a new REGISTER, and the engine is registered after it.
@@ -54,7 +57,8 @@ extension EngineTests {
                 await #expect(throws: PJSUAUsageError.self) {
                     try await h.engine.handleNetworkChange(NetworkChangeOptions(listenerRestartDelay: .seconds(11)))
                 }
-                let alice = try await h.engine.addAccount(kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
+                let alice = try await h.engine.addAccount(
+                    kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
                 // With the registrar gone, the change waits for its REGISTER to time out, so it is
                 // still running when the second one is asked for.
                 kamailio.stop()
@@ -141,12 +145,15 @@ extension EngineTests {
                             "--port", "\(FreePort.udp())", "--follow-network"], folder: folder)
             let status = try await refused.waitForExit(timeout: .seconds(20))
             #expect(status != 0)
-            #expect(refused.output.contains("cannot watch the network: socket(AF_NETLINK) or bind failed"), "\(refused.output)")
+            #expect(
+                refused.output.contains("cannot watch the network: socket(AF_NETLINK) or bind failed"),
+                "\(refused.output)")
             #expect(refused.output.contains("(13)"), "EACCES from the filter: \(refused.output)")
 
             let plain = try PeerProcess(
                 "plain", executable: "/usr/bin/python3",
-                arguments: [guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1", "--port", "\(FreePort.udp())"],
+                arguments: [
+                    guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1", "--port", "\(FreePort.udp())"],
                 folder: folder)
             try await plain.waitUntilListening()
             // Without the monitor, a network change handled on request (SIGUSR1) works.

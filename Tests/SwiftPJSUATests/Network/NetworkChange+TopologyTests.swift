@@ -30,7 +30,8 @@ extension EngineTests {
     /// Waits until `user`'s registration at `kamailio` has settled into one binding (the
     /// Contact rewrite after the first REGISTER's answer replaces the first one).
     static func waitForOneBinding(of user: String, at kamailio: Kamailio) async throws {
-        try await waitUntil("one binding of \(user)", every: .milliseconds(100), seen: { "\(kamailio.receivedRequests)" }) {
+        try await waitUntil(
+            "one binding of \(user)", every: .milliseconds(100), seen: { "\(kamailio.receivedRequests)" }) {
             kamailio.contacts(of: user).count == 1
         }
     }
@@ -66,10 +67,12 @@ extension EngineTests {
                 var caFile: String?
                 if transport == "tls" {
                     let certificates = try await TestCertificates.make(in: folder, addresses: [registrarHost.address])
-                    tlsFiles = Kamailio.TLSFiles(certificate: certificates.serverCertificate, privateKey: certificates.serverKey)
+                    tlsFiles = Kamailio.TLSFiles(
+                        certificate: certificates.serverCertificate, privateKey: certificates.serverKey)
                     caFile = certificates.caCertificate.path
                 }
-                let kamailio = try await Kamailio.start(folder: folder, tls: tlsFiles, in: registrarHost, natHelper: true)
+                let kamailio = try await Kamailio.start(
+                    folder: folder, tls: tlsFiles, in: registrarHost, natHelper: true)
                 var environment: [String: String] = [:]
                 // alice uses `transport` (TLS: the registrar's TLS port, its CA trusted); bob UDP.
                 func account(_ user: String) -> [String] {
@@ -90,7 +93,8 @@ extension EngineTests {
                     ] + options
                 }
                 let aliceHost = bed.host("alice"), box = bed.nat("alice")
-                let aliceArguments = ["listen", "--play", tone.path] + account("alice") + (follows ? ["--follow-network"] : [])
+                let aliceArguments = [
+                    "listen", "--play", tone.path] + account("alice") + (follows ? ["--follow-network"] : [])
                 let alice = try aliceHost.run(
                     "alice", executable: Repository.tool.path, arguments: aliceArguments, folder: folder,
                     environment: environment)
@@ -99,7 +103,8 @@ extension EngineTests {
                 func aliceRequests() -> [Kamailio.Request] { kamailio.receivedRequests.filter { $0.user == "alice" } }
                 let bob = try bed.host("bob").run(
                     "bob", executable: Repository.tool.path,
-                    arguments: ["call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "12"] + account("bob"),
+                    arguments: [
+                        "call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "12"] + account("bob"),
                     folder: folder, environment: environment)
                 try await alice.waitForOutput(containing: " CONFIRMED", timeout: .seconds(10))
                 // The scenario's timeline, not a settle: the move comes 2 s into the call, so that
@@ -121,7 +126,8 @@ extension EngineTests {
                 #expect(bobStatus == 0 || !follows, "\(bob.output)")
                 let recording = try WAVAudio(contentsOf: heard)
                 let tail = Array(recording.samples.suffix(recording.sampleRate * 5))
-                let toneAfter = ToneAnalysis(WAVAudio(sampleRate: recording.sampleRate, samples: tail), frequency: movingFrequency)
+                let toneAfter = ToneAnalysis(
+                    WAVAudio(sampleRate: recording.sampleRate, samples: tail), frequency: movingFrequency)
 
                 // A new call through the registrar after the move.
                 _ = try bed.host("bob").run(
@@ -220,7 +226,8 @@ extension EngineTests {
                 try await Task.sleep(for: .seconds(2))
                 let output = alice.output
                 #expect(output.components(separatedBy: "network-change completed").count - 1 == 1, "\(output)")
-                let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "alice" }.count - before
+                let registers =
+                    kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.user == "alice" }.count - before
                 // One re-registration: its REGISTER, and the retry with credentials after a 401.
                 #expect((1...2).contains(registers), "\(registers) REGISTERs after five flaps: \(output)")
                 #expect(kamailio.contacts(of: "alice").count == 1, "\(kamailio.contacts(of: "alice").map(\.contact))")
@@ -245,7 +252,8 @@ extension EngineTests {
                     "alice", executable: Repository.tool.path,
                     arguments: [
                         "listen", "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
-                        "--username", "alice", "--password-env", "PW", "--follow-network", "--t1", "100", "--retry", "1",
+                        "--username", "alice", "--password-env", "PW", "--follow-network",
+                        "--t1", "100", "--retry", "1",
                     ], folder: folder, environment: ["PW": Kamailio.passwords["alice"] ?? ""])
                 try await alice.waitForOutput(containing: "registered expires=")
                 try await Self.waitForOneBinding(of: "alice", at: kamailio)
@@ -264,7 +272,9 @@ extension EngineTests {
                 try? await waitUntil("alice registered again", timeout: .seconds(15)) {
                     alice.output.components(separatedBy: "registered expires=").count > registeredBefore
                 }
-                #expect(alice.output.components(separatedBy: "registered expires=").count > registeredBefore, "\(alice.output)")
+                #expect(
+                    alice.output.components(separatedBy: "registered expires=").count > registeredBefore,
+                    "\(alice.output)")
                 // bob's call through the registrar reaches alice at her new address.
                 _ = try bed.host("bob").run(
                     "bob", executable: Repository.tool.path,
@@ -296,16 +306,19 @@ extension EngineTests {
                         "--username", user, "--password-env", "PW_\(user)", "--codecs", "PCMU",
                     ]
                 }
-                let environment = ["PW_alice": Kamailio.passwords["alice"] ?? "", "PW_bob": Kamailio.passwords["bob"] ?? ""]
+                let environment = [
+                    "PW_alice": Kamailio.passwords["alice"] ?? "", "PW_bob": Kamailio.passwords["bob"] ?? ""]
                 let host = bed.host("alice"), box = bed.nat("alice")
                 let alice = try host.run(
                     "alice", executable: Repository.tool.path,
-                    arguments: ["listen", "--play", tone.path, "--answer-after", "4", "--follow-network"] + account("alice"),
+                    arguments: [
+                        "listen", "--play", tone.path, "--answer-after", "4", "--follow-network"] + account("alice"),
                     folder: folder, environment: environment)
                 try await alice.waitForOutput(containing: "registered expires=")
                 let bob = try bed.host("bob").run(
                     "bob", executable: Repository.tool.path,
-                    arguments: ["call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "4"] + account("bob"),
+                    arguments: [
+                        "call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "4"] + account("bob"),
                     folder: folder, environment: environment)
                 try await alice.waitForOutput(containing: "ringing ", timeout: .seconds(10))
                 try Self.moveToAnotherSubnet(host, behind: box)

@@ -78,7 +78,9 @@ struct TopologyTests {
                 // A process left running inside is killed by the teardown.
                 let running = try alice.run("sleeper", executable: "/usr/bin/sleep", arguments: ["60"], folder: folder)
                 sleeper = running
-                try await waitUntil("the sleeper inside the namespace", timeout: .seconds(5)) { !alice.processIDs.isEmpty }
+                try await waitUntil("the sleeper inside the namespace", timeout: .seconds(5)) {
+                    !alice.processIDs.isEmpty
+                }
                 bodyEnded = .now
             }
             let tornDown = ContinuousClock.now

@@ -6,7 +6,7 @@ import Testing
 
 /// The router's logic against a fake engine whose events the test writes. No pjsua here, so
 /// these run in parallel with everything; the same orderings against the real engine and
-/// sipp are in SwiftPJSUATests/KitOrderingTests.swift.
+/// sipp are in SwiftPJSUATests/Kit/CallRouter+OrderingTests.swift.
 @Suite("Call router (fake engine)")
 struct CallRouterTests {
     let engine = RecordingEngine()
