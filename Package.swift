@@ -122,7 +122,7 @@ let package = Package(
             name: "KitTestSupport", dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport"],
             path: "Tests/KitTestSupport"),
         // A program written against the earlier iOS-only swift-pjsua's API, in a module of
-        // its own as an app would be; SwiftPJSUATests runs it (EarlierAPICompatTests.swift).
+        // its own as an app would be; SwiftPJSUATests runs it (Compatibility/EarlierAPI+ProgramTests.swift).
         .target(
             name: "EarlierAPICompat", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"], path: "Tests/EarlierAPICompat"),
         // Every test that starts pjsua or a real peer, in folders by capability: the engine's
