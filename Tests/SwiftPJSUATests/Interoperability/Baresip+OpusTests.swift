@@ -43,7 +43,6 @@ extension EngineTests {
     func callsBaresipOnOpus() async throws {
         try await withTemporaryFolder { folder in
             let peer = try await Baresip.start(folder: folder)
-            defer { peer.process.stop() }
             try await EngineHarness.run { h in
                 let call = try await h.engine.makeCall(to: peer.uri, from: h.account)
                 try await checkBaresipCall(call, h, peer, folder: folder)
@@ -55,7 +54,6 @@ extension EngineTests {
     func calledByBaresipOnOpus() async throws {
         try await EngineHarness.run { h in
             let peer = try await Baresip.start(folder: h.folder, commands: ["/dial \(h.uri("engine"))"])
-            defer { peer.process.stop() }
             let event = try await h.log.first("baresip's INVITE") { $0.incomingCall != nil }
             let call = try #require(event.incomingCall)
             try await h.engine.answer(call)

@@ -134,8 +134,6 @@ extension EngineTests {
             }
 
             static func run(_ body: (Rig) async throws -> Void) async throws {
-                let folder = try TemporaryFolder()
-                defer { folder.remove() }
                 let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)
                 let loop = try await EngineHarness.run(media: media) { h in
                     let engine = RecordingEngine(PJSUAEngine(h.engine))
@@ -149,7 +147,7 @@ extension EngineTests {
                     let loop = Task { await router.run(events: events) }
                     try await body(
                         Rig(
-                            h: h, engine: engine, provider: provider, clock: clock, router: router, folder: folder))
+                            h: h, engine: engine, provider: provider, clock: clock, router: router, folder: h.folder))
                     return loop
                 }
                 await loop.value
@@ -165,7 +163,6 @@ extension EngineTests {
                 let id = CallIdentity.uuid(sipCallID: callID)
                 #expect(try await rig.router.handlePush(rig.push(callID: callID)) == .reportedNewCall(id))
                 let sipp = try await rig.sipp("kit_uac_answered.xml", callID: callID, delay: delay)
-                defer { sipp.stop() }
                 let call = try await rig.waitForRinging()
                 #expect(await rig.router.calls.map(\.call) == [call])
                 try await rig.answerThenEnd(id)
@@ -186,7 +183,6 @@ extension EngineTests {
                 let callID = "kit-invite-first-\(UUID().uuidString)@127.0.0.1"
                 let id = CallIdentity.uuid(sipCallID: callID)
                 let sipp = try await rig.sipp("kit_uac_answered.xml", callID: callID)
-                defer { sipp.stop() }
                 try await rig.provider.wait("the INVITE reported") {
                     if case .newIncomingCall = $0 { true } else { false }
                 }
@@ -208,7 +204,6 @@ extension EngineTests {
                 let id = CallIdentity.uuid(sipCallID: callID)
                 #expect(try await rig.router.handlePush(rig.push(callID: callID)) == .reportedNewCall(id))
                 let sipp = try await rig.sipp("kit_uac_cancel.xml", callID: callID)
-                defer { sipp.stop() }
                 try await rig.expect(.ended(id, .unanswered))
                 try await sipp.expectFinished()
                 #expect(sipp.receivedStatusCodes.contains(487))
@@ -224,7 +219,6 @@ extension EngineTests {
                 let callID = "kit-late-push-\(UUID().uuidString)@127.0.0.1"
                 let id = CallIdentity.uuid(sipCallID: callID)
                 let sipp = try await rig.sipp("kit_uac_cancel.xml", callID: callID)
-                defer { sipp.stop() }
                 try await rig.expect(.ended(id, .unanswered))
                 #expect(rig.router.claimCallUUID(for: IncomingCallPush(sipCallID: callID, caller: rig.caller)) == id)
                 #expect(try await rig.router.handlePush(rig.push(callID: callID)) == .alreadyEnded(id))
@@ -260,7 +254,6 @@ extension EngineTests {
                 #expect(rig.engine.records.isEmpty)
                 #expect(!rig.provider.records.contains(.fulfilled(answer.id)))
                 let sipp = try await rig.sipp("kit_uac_answered.xml", callID: callID, delay: 100)
-                defer { sipp.stop() }
                 try await rig.answerThenEnd(id, answeredEarly: answer.id)
                 // The INVITE was answered 200 straight away, never rung.
                 #expect(!rig.engine.records.contains { if case .answer(_, 180) = $0 { true } else { false } })
@@ -278,7 +271,6 @@ extension EngineTests {
                     return
                 }
                 let sipp = try await rig.sipp("kit_uac_answered.xml")
-                defer { sipp.stop() }
                 let call = try await rig.waitForRinging()
                 let entry = try #require(await rig.router.calls.first)
                 #expect(entry.id == id)
@@ -304,7 +296,6 @@ extension EngineTests {
                 let sipp = try await Self.Rig.startSipp(
                     "kit_uac_cancel_uuid.xml", remote: rig.remote, extra: extra, folder: rig.folder)
                 rig.peers.add(sipp)
-                defer { sipp.stop() }
                 try await rig.expect(.ended(server, .unanswered))
                 try await sipp.expectFinished()
                 #expect(rig.provider.reportedCalls == [older.serverUUID, server].compactMap { $0 })
@@ -328,7 +319,6 @@ extension EngineTests {
                 let payload = try PushPayload(json: rig.push(callID: callID).json)
                 #expect(try await rig.router.handlePush(payload) == .reportedNewCall(id))
                 let sipp = try await rig.sipp("kit_uac_cancel.xml", callID: callID)
-                defer { sipp.stop() }
                 // Wait for any end, so that a mismatch shows as a diff of the Call-IDs below.
                 try await rig.provider.wait("a call ended") { if case .ended = $0 { true } else { false } }
                 try await sipp.expectFinished()
@@ -359,25 +349,23 @@ extension EngineTests {
 
         @Test("Outgoing call to sipp's UAS: connecting, then start fulfilled and connected at CONFIRMED")
         func outgoingCall() async throws {
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let uas = try await Rig.startSipp("uas", folder: folder)
-            defer { uas.stop() }
-            try await Rig.run { rig in
-                let id = UUID()
-                let start = CallAction(callUUID: id, kind: .start(uri: uas.uri, account: nil, hasVideo: false))
-                await rig.router.perform(start)
-                try await rig.expect(.connected(id))
-                #expect(rig.provider.records == [.startedConnecting(id), .fulfilled(start.id), .connected(id)])
-                #expect(!rig.engine.records.contains(.activateAudio))
-                let end = CallAction(callUUID: id, kind: .end)
-                await rig.router.perform(end)
-                try await rig.expect(.fulfilled(end.id))
-                #expect(rig.provider.reportedCalls.isEmpty)
-                #expect(await rig.router.calls.isEmpty)
+            try await withSipp(scenario: "uas") { uas in
+                try await Rig.run { rig in
+                    let id = UUID()
+                    let start = CallAction(callUUID: id, kind: .start(uri: uas.uri, account: nil, hasVideo: false))
+                    await rig.router.perform(start)
+                    try await rig.expect(.connected(id))
+                    #expect(rig.provider.records == [.startedConnecting(id), .fulfilled(start.id), .connected(id)])
+                    #expect(!rig.engine.records.contains(.activateAudio))
+                    let end = CallAction(callUUID: id, kind: .end)
+                    await rig.router.perform(end)
+                    try await rig.expect(.fulfilled(end.id))
+                    #expect(rig.provider.reportedCalls.isEmpty)
+                    #expect(await rig.router.calls.isEmpty)
+                }
+                try await uas.expectFinished()
+                #expect(uas.receivedRequests.contains("BYE"))
             }
-            try await uas.expectFinished()
-            #expect(uas.receivedRequests.contains("BYE"))
         }
 
         @Test("Hold, resume, mute, DTMF and group on a real self-call; hold fulfilled only when media shows it")
@@ -450,26 +438,24 @@ extension EngineTests {
 
         @Test("A re-register push sends a fresh REGISTER for the bound account")
         func reRegisterPush() async throws {
-            let folder = try TemporaryFolder()
-            defer { folder.remove() }
-            let registrar = try await Rig.startSipp("kit_registrar_reregister.xml", folder: folder)
-            defer { registrar.stop() }
-            try await Rig.run { rig in
-                let account = try await rig.h.engine.addAccount(
-                    AccountConfiguration(
-                        identity: "sip:bob@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
-                await rig.router.bind(account, pushHint: "bob@127.0.0.1")
-                try await rig.h.log.first("first registration") { $0.isRegistration(of: account, active: true) }
-                let payload = try PushPayload(
-                    json: Data(#"{"version":1,"type":"reregister","account":"bob@127.0.0.1"}"#.utf8))
-                #expect(try await rig.router.handlePush(payload) == .reRegistered(account))
-                try await rig.h.log.wait("second registration") { events in
-                    events.filter { $0.isRegistration(of: account, active: true) }.count == 2
+            try await withSipp(scenario: "kit_registrar_reregister.xml") { registrar in
+                try await Rig.run { rig in
+                    let account = try await rig.h.engine.addAccount(
+                        AccountConfiguration(
+                            identity: "sip:bob@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+                    await rig.router.bind(account, pushHint: "bob@127.0.0.1")
+                    try await rig.h.log.first("first registration") { $0.isRegistration(of: account, active: true) }
+                    let payload = try PushPayload(
+                        json: Data(#"{"version":1,"type":"reregister","account":"bob@127.0.0.1"}"#.utf8))
+                    #expect(try await rig.router.handlePush(payload) == .reRegistered(account))
+                    try await rig.h.log.wait("second registration") { events in
+                        events.filter { $0.isRegistration(of: account, active: true) }.count == 2
+                    }
+                    #expect(rig.provider.records.isEmpty)
                 }
-                #expect(rig.provider.records.isEmpty)
+                try await registrar.expectFinished()
+                #expect(registrar.receivedRequests == ["REGISTER", "REGISTER", "REGISTER"])
             }
-            try await registrar.expectFinished()
-            #expect(registrar.receivedRequests == ["REGISTER", "REGISTER", "REGISTER"])
         }
     }
 }

@@ -73,13 +73,11 @@ extension EngineTests {
     @Test("Self-call: the 1 kHz tone played into one leg is recorded on the other")
     func selfCallCarriesTone() async throws {
         try await withTemporaryFolder { folder in
-            let tone = folder.file("tone.wav")
             let received = folder.file("received.wav")
             let echoed = folder.file("caller-received.wav")
-            try WAVAudio.tone(frequency: 1000, duration: .seconds(5)).write(to: tone)
             try await EngineHarness.run { h in
                 let (caller, callee) = try await h.selfCall()
-                try await h.engine.play(file: tone.path, into: caller, loop: true)
+                try await h.playTone(into: caller)
                 try await h.engine.record(callee, to: received.path)
                 try await h.engine.record(caller, to: echoed.path)
                 // 100 packets of 20 ms: two seconds of audio.
@@ -89,11 +87,7 @@ extension EngineTests {
                 let sent = try await h.engine.streamStatistics(caller)
                 #expect(sent.packetsSent >= 100)
                 #expect(try await h.engine.callInfo(caller).audioCodec != nil)
-                try await h.engine.hangup(caller)
-                try await h.log.wait("both legs ended") { events in
-                    events.contains { $0.isState(.disconnected, of: caller) }
-                        && events.contains { $0.isState(.disconnected, of: callee) }
-                }
+                try await h.hangUp(caller, waitingFor: callee)
             }
             // The recorders were closed when the calls ended (and pjsua was destroyed).
             let analysis = ToneAnalysis(try WAVAudio(contentsOf: received), frequency: 1000)

@@ -91,10 +91,8 @@ extension EngineTests {
     private func farEndCall(
         engineCalls: Bool, engineSRTP: SRTPConfiguration, farSRTP: String?, folder: TemporaryFolder
     ) async throws -> (payloads: [[UInt8]], info: SRTPSession?, event: SRTPSession?, farOutput: String) {
-        let farTone = folder.file("far-600.wav")
-        try WAVAudio.tone(frequency: 600, duration: .seconds(3), sampleRate: 8000).write(to: farTone)
-        let engineTone = folder.file("engine-1000.wav")
-        try WAVAudio.tone(frequency: 1000, duration: .seconds(3), sampleRate: 8000).write(to: engineTone)
+        let farTone = try folder.toneFile("far-600.wav", frequency: 600, sampleRate: 8000)
+        let engineTone = try folder.toneFile("engine-1000.wav", sampleRate: 8000)
         let farRecording = folder.file("far-heard.wav")
         let rtpPorts = EngineHarness.randomRTPPorts()
         let capture = try await RTPCapture.start(ports: rtpPorts, folder: folder)
@@ -297,7 +295,6 @@ extension EngineTests {
                     call = try #require(incoming.incomingCall)
                     try await h.engine.answer(call)
                 }
-                defer { peer.process.stop() }
                 try await h.log.first("confirmed", timeout: .seconds(15)) { $0.isState(.confirmed, of: call) }
                 try await h.log.first("active audio", timeout: .seconds(15)) { $0.hasActiveAudio(call) }
                 try await h.engine.play(file: tone.path, into: call, loop: true)

@@ -37,84 +37,83 @@ extension EngineTests {
         nat: NATBehavior, options: (Coturn) -> [String], seconds: Double = 2, expectsRelay: Bool = false,
         turnTLS: Bool = false
     ) async throws -> NATCall {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        // pjnath does not check a TURN server's certificate: any will do.
-        let certificates = turnTLS ? try await TestCertificates.make(in: folder) : nil
-        let aliceTone = folder.file("alice-tone.wav"), bobTone = folder.file("bob-tone.wav")
-        try WAVAudio.tone(frequency: aliceFrequency, duration: .seconds(10)).write(to: aliceTone)
-        try WAVAudio.tone(frequency: bobFrequency, duration: .seconds(10)).write(to: bobTone)
-        let aliceHeard = folder.file("alice-heard.wav"), bobHeard = folder.file("bob-heard.wav")
-        return try await withTopology({ plan in
-            plan.server("public")
-            plan.client("alice", nat: nat)
-            plan.client("bob", nat: nat)
-        }) { bed in
-            let server = bed.host("public")
-            // A route out of the bed for the servers, to no one: a packet to an address the bed
-            // does not have (a client's private host candidate, 10.0.N.x) vanishes, as it would
-            // on the internet. Without a route the send fails with ENETUNREACH, and coturn
-            // closes the whole allocation when relaying an ICE check to such a candidate.
-            server.exec(["/usr/sbin/ip", "route", "add", "default", "via", "203.0.113.1"])
-            let coturn = try await Coturn.start(
-                folder: folder, address: server.address, launcher: server.launcher,
-                tls: certificates.map { Kamailio.TLSFiles(certificate: $0.serverCertificate, privateKey: $0.serverKey) })
-            // The pjproject 2.12.1 that provision.sh builds (Debian's ring package, Jami's
-            // pjnath) lists the host's IPv6 addresses over netlink for every ICE candidate
-            // and waits forever when the kernel sends the dump's end in the same datagram
-            // as the addresses, which it does: the call hangs. An IPv4-only host is spared.
-            if PJSUA.pjprojectVersion.loaded.hasPrefix("2.12") {
-                for user in ["alice", "bob"] {
-                    bed.host(user).exec(["/usr/sbin/sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                                         "net.ipv6.conf.lo.disable_ipv6=1", "net.ipv6.conf.eth0.disable_ipv6=1"])
+        try await withTemporaryFolder { folder in
+            // pjnath does not check a TURN server's certificate: any will do.
+            let certificates = turnTLS ? try await TestCertificates.make(in: folder) : nil
+            let aliceTone = try folder.toneFile("alice-tone.wav", frequency: aliceFrequency, duration: .seconds(10))
+            let bobTone = try folder.toneFile("bob-tone.wav", frequency: bobFrequency, duration: .seconds(10))
+            let aliceHeard = folder.file("alice-heard.wav"), bobHeard = folder.file("bob-heard.wav")
+            return try await withTopology({ plan in
+                plan.server("public")
+                plan.client("alice", nat: nat)
+                plan.client("bob", nat: nat)
+            }) { bed in
+                let server = bed.host("public")
+                // A route out of the bed for the servers, to no one: a packet to an address the bed
+                // does not have (a client's private host candidate, 10.0.N.x) vanishes, as it would
+                // on the internet. Without a route the send fails with ENETUNREACH, and coturn
+                // closes the whole allocation when relaying an ICE check to such a candidate.
+                server.exec(["/usr/sbin/ip", "route", "add", "default", "via", "203.0.113.1"])
+                let coturn = try await Coturn.start(
+                    folder: folder, address: server.address, launcher: server.launcher,
+                    tls: certificates.map {
+                        Kamailio.TLSFiles(certificate: $0.serverCertificate, privateKey: $0.serverKey)
+                    })
+                // The pjproject 2.12.1 that provision.sh builds (Debian's ring package, Jami's
+                // pjnath) lists the host's IPv6 addresses over netlink for every ICE candidate
+                // and waits forever when the kernel sends the dump's end in the same datagram
+                // as the addresses, which it does: the call hangs. An IPv4-only host is spared.
+                if PJSUA.pjprojectVersion.loaded.hasPrefix("2.12") {
+                    for user in ["alice", "bob"] {
+                        bed.host(user).exec(["/usr/sbin/sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                                             "net.ipv6.conf.lo.disable_ipv6=1", "net.ipv6.conf.eth0.disable_ipv6=1"])
+                    }
                 }
+                let kamailio = try await Kamailio.start(folder: folder, in: server)
+                let media = options(coturn)
+                var environment = ["TURN_PASSWORD": Coturn.password]
+                func account(_ user: String) -> [String] {
+                    environment["SIP_PASSWORD_\(user)"] = Kamailio.passwords[user] ?? ""
+                    let host = bed.host(user)
+                    return [
+                        "--bind", host.address, "--port", "5060", "--registrar", kamailio.uri,
+                        "--id", kamailio.aor(user),
+                        "--username", user, "--password-env", "SIP_PASSWORD_\(user)", "--codecs", "PCMU",
+                    ] + media
+                }
+                let bobArguments = ["listen", "--play", bobTone.path, "--record", bobHeard.path] + account("bob")
+                let aliceArguments =
+                    ["call", kamailio.aor("bob"), "--play", aliceTone.path, "--record", aliceHeard.path]
+                    + ["--hangup-after", String(seconds)]
+                    + account("alice")
+                let bob = try bed.host("bob").run(
+                    "listen-bob", executable: Repository.tool.path, arguments: bobArguments, folder: folder,
+                    environment: environment)
+                try await bob.waitUntilListening()
+                let alice = try bed.host("alice").run(
+                    "call-alice", executable: Repository.tool.path, arguments: aliceArguments, folder: folder,
+                    environment: environment)
+                // The call ends at alice's hang-up; each side closes its recorder right after its
+                // DISCONNECTED line. Stopping the processes then shuts their engines down (which
+                // releases the TURN allocations) without alice's wait for a late 200 to ACK.
+                try await alice.waitForOutput(containing: "DISCONNECTED", timeout: .seconds(20))
+                try await bob.waitForOutput(containing: "DISCONNECTED")
+                alice.stop()
+                bob.stop()
+                #expect(alice.output.contains("DISCONNECTED 200"), "\(alice.output)")
+                var sessions: [Coturn.RelayedSession] = []
+                if expectsRelay {
+                    // Both engines have shut down: each ICE component's allocation is closed.
+                    sessions = (
+                        try? await coturn.waitForRelayedSessions(4, timeout: .seconds(5))) ?? coturn.relayedSessions
+                }
+                return NATCall(
+                    alice: alice.output, bob: bob.output,
+                    aliceHeard: ToneAnalysis(try WAVAudio(contentsOf: aliceHeard), frequency: bobFrequency),
+                    bobHeard: ToneAnalysis(try WAVAudio(contentsOf: bobHeard), frequency: aliceFrequency),
+                    relayedSessions: sessions, coturnAddress: coturn.address, coturnLog: coturn.output,
+                    alicePublic: bed.nat("alice").publicAddress, bobPublic: bed.nat("bob").publicAddress)
             }
-            defer { coturn.stop() }
-            let kamailio = try await Kamailio.start(folder: folder, in: server)
-            defer { kamailio.stop() }
-            let media = options(coturn)
-            var environment = ["TURN_PASSWORD": Coturn.password]
-            func account(_ user: String) -> [String] {
-                environment["SIP_PASSWORD_\(user)"] = Kamailio.passwords[user] ?? ""
-                let host = bed.host(user)
-                return [
-                    "--bind", host.address, "--port", "5060", "--registrar", kamailio.uri, "--id", kamailio.aor(user),
-                    "--username", user, "--password-env", "SIP_PASSWORD_\(user)", "--codecs", "PCMU",
-                ] + media
-            }
-            let bobArguments = ["listen", "--play", bobTone.path, "--record", bobHeard.path] + account("bob")
-            let aliceArguments =
-                ["call", kamailio.aor("bob"), "--play", aliceTone.path, "--record", aliceHeard.path]
-                + ["--hangup-after", String(seconds)]
-                + account("alice")
-            let bob = try bed.host("bob").run(
-                "listen-bob", executable: Repository.tool.path, arguments: bobArguments, folder: folder,
-                environment: environment)
-            defer { bob.stop() }
-            try await bob.waitUntilListening()
-            let alice = try bed.host("alice").run(
-                "call-alice", executable: Repository.tool.path, arguments: aliceArguments, folder: folder,
-                environment: environment)
-            defer { alice.stop() }
-            // The call ends at alice's hang-up; each side closes its recorder right after its
-            // DISCONNECTED line. Stopping the processes then shuts their engines down (which
-            // releases the TURN allocations) without alice's wait for a late 200 to ACK.
-            try await alice.waitForOutput(containing: "DISCONNECTED", timeout: .seconds(20))
-            try await bob.waitForOutput(containing: "DISCONNECTED")
-            alice.stop()
-            bob.stop()
-            #expect(alice.output.contains("DISCONNECTED 200"), "\(alice.output)")
-            var sessions: [Coturn.RelayedSession] = []
-            if expectsRelay {
-                // Both engines have shut down: each ICE component's allocation is closed.
-                sessions = (try? await coturn.waitForRelayedSessions(4, timeout: .seconds(5))) ?? coturn.relayedSessions
-            }
-            return NATCall(
-                alice: alice.output, bob: bob.output,
-                aliceHeard: ToneAnalysis(try WAVAudio(contentsOf: aliceHeard), frequency: bobFrequency),
-                bobHeard: ToneAnalysis(try WAVAudio(contentsOf: bobHeard), frequency: aliceFrequency),
-                relayedSessions: sessions, coturnAddress: coturn.address, coturnLog: coturn.output,
-                alicePublic: bed.nat("alice").publicAddress, bobPublic: bed.nat("bob").publicAddress)
         }
     }
 

@@ -19,10 +19,8 @@ struct NATTests {
 
         init() throws {
             folder = try TemporaryFolder("swiftpjsua-nat")
-            callerTone = folder.file("caller-tone.wav")
-            calleeTone = folder.file("callee-tone.wav")
-            try WAVAudio.tone(frequency: NATTests.callerTone, duration: .seconds(10)).write(to: callerTone)
-            try WAVAudio.tone(frequency: NATTests.calleeTone, duration: .seconds(10)).write(to: calleeTone)
+            callerTone = try folder.toneFile("caller-tone.wav", frequency: NATTests.callerTone, duration: .seconds(10))
+            calleeTone = try folder.toneFile("callee-tone.wav", frequency: NATTests.calleeTone, duration: .seconds(10))
         }
 
         func recording(_ name: String) -> URL { folder.file("\(name)-heard.wav") }
@@ -111,7 +109,6 @@ struct NATTests {
             let carol = try Self.caller(
                 to: kamailio.aor("alice"), on: bed.host("carol"), at: kamailio, files: files, name: "carol",
                 extra: ["--log-level", "4"])
-            defer { carol.stop() }
             #expect(try await carol.waitForExit(timeout: .seconds(20)) == 0, "\(carol.output)")
             try await alice.waitForOutput(containing: "DISCONNECTED")
             // alice's binding is her private Contact with the NAT's address as `received`:
@@ -161,11 +158,9 @@ struct NATTests {
             let lastRegister = registers()
             let carol = try Self.caller(
                 to: kamailio.aor("alice"), on: bed.host("carol"), at: kamailio, files: files, name: "carol")
-            defer { carol.stop() }
             let carolForBob = try Self.caller(
                 to: kamailio.aor("bob"), on: bed.host("carol"), at: kamailio, port: 5062, seconds: 3, files: files,
                 name: "carol-for-bob")
-            defer { carolForBob.stop() }
             #expect(try await carol.waitForExit(timeout: .seconds(20)) == 0, "\(carol.output)")
             try await alice.waitForOutput(containing: "DISCONNECTED")
             Self.expectTone(Self.callerTone, in: files.recording("alice"), "alice hears carol")
@@ -218,11 +213,9 @@ struct NATTests {
             let carol = try Self.caller(
                 to: kamailio.aor("alice"), on: bed.host("carol"), at: kamailio, files: files, name: "carol",
                 extra: ["--log-level", "4"])
-            defer { carol.stop() }
-            let carolForBob = try Self.caller(
+            _ = try Self.caller(
                 to: kamailio.aor("bob"), on: bed.host("carol"), at: kamailio, port: 5062, files: files,
                 name: "carol-for-bob")
-            defer { carolForBob.stop() }
             #expect(try await carol.waitForExit(timeout: .seconds(20)) == 0, "\(carol.output)")
             try await alice.waitForOutput(containing: "DISCONNECTED")
             Self.expectTone(Self.callerTone, in: files.recording("alice"), "alice hears carol")
@@ -258,9 +251,7 @@ struct NATTests {
             }
             let cloudAddress = bed.nat("cloud").publicAddress, hiddenAddress = bed.nat("hidden").publicAddress
             let cloud = try server("cloud", extra: ["--public-address", cloudAddress])
-            defer { cloud.stop() }
             let hidden = try server("hidden", extra: [])
-            defer { hidden.stop() }
             try await cloud.waitUntilListening()
             try await hidden.waitUntilListening()
             #expect(cloud.output.contains("listening on udp \(cloudAddress):5060"), "\(cloud.output)")
@@ -275,9 +266,7 @@ struct NATTests {
                     ], folder: files.folder)
             }
             let toCloud = try call(cloudAddress, port: 5060, name: "cloud")
-            defer { toCloud.stop() }
             let toHidden = try call(hiddenAddress, port: 5062, name: "hidden")
-            defer { toHidden.stop() }
             #expect(try await toCloud.waitForExit(timeout: .seconds(20)) == 0, "\(toCloud.output)")
             // (On failure, the expectations below show both sides' output.)
             try? await cloud.waitForOutput(containing: "DISCONNECTED")

@@ -55,8 +55,8 @@ extension EngineTests {
     /// `follows`.
     static func networkMove(follows: Bool, transport: String = "udp") async throws -> NetworkMove {
         try await withTemporaryFolder { folder in
-            let tone = folder.file("alice-tone.wav"), heard = folder.file("bob-heard.wav")
-            try WAVAudio.tone(frequency: movingFrequency, duration: .seconds(30)).write(to: tone)
+            let tone = try folder.toneFile("alice-tone.wav", frequency: movingFrequency, duration: .seconds(30))
+            let heard = folder.file("bob-heard.wav")
             return try await withTopology({ plan in
                 plan.server("registrar")
                 plan.server("bob")
@@ -292,8 +292,8 @@ extension EngineTests {
     @Test("Network change while an incoming call rings: the call keeps ringing, is answered from the new address, confirmed and carries the tone")
     func networkChangeWhileRinging() async throws {
         try await withTemporaryFolder { folder in
-            let tone = folder.file("alice-tone.wav"), heard = folder.file("bob-heard.wav")
-            try WAVAudio.tone(frequency: Self.movingFrequency, duration: .seconds(30)).write(to: tone)
+            let tone = try folder.toneFile("alice-tone.wav", frequency: Self.movingFrequency, duration: .seconds(30))
+            let heard = folder.file("bob-heard.wav")
             try await withTopology({ plan in
                 plan.server("registrar")
                 plan.server("bob")
