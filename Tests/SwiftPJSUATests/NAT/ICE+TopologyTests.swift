@@ -98,14 +98,19 @@ extension EngineTests {
                 // releases the TURN allocations) without alice's wait for a late 200 to ACK.
                 try await alice.waitForOutput(containing: "DISCONNECTED", timeout: .seconds(20))
                 try await bob.waitForOutput(containing: "DISCONNECTED")
+                // Both recordings closed (a WAV file's sizes are written when it is): only then
+                // may a slow shutdown end in SIGKILL.
+                try await waitUntil("both recordings closed", timeout: .seconds(5)) {
+                    [aliceHeard, bobHeard].allSatisfy { ((try? WAVAudio(contentsOf: $0))?.duration ?? .zero) > .zero }
+                }
                 alice.stop()
                 bob.stop()
                 #expect(alice.output.contains("DISCONNECTED 200"), "\(alice.output)")
                 var sessions: [Coturn.RelayedSession] = []
                 if expectsRelay {
                     // Both engines have shut down: each ICE component's allocation is closed.
-                    sessions = (
-                        try? await coturn.waitForRelayedSessions(4, timeout: .seconds(5))) ?? coturn.relayedSessions
+                    let closed = try? await coturn.waitForRelayedSessions(4, timeout: .seconds(5))
+                    sessions = closed ?? coturn.relayedSessions
                 }
                 return NATCall(
                     alice: alice.output, bob: bob.output,

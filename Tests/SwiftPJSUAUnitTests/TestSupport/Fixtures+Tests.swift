@@ -50,7 +50,8 @@ struct FixtureTests {
         await #expect(throws: TimedOut.self) {
             try await waitUntil("a condition that never holds", timeout: .milliseconds(200)) { false }
         }
+        // Not before the deadline (how long after it depends on the machine's load).
         let waited = ContinuousClock.now - began
-        #expect(waited >= .milliseconds(200) && waited < .seconds(2), "\(waited)")
+        #expect(waited >= .milliseconds(200), "\(waited)")
     }
 }
