@@ -137,17 +137,21 @@ let package = Package(
             name: "KitTestSupport", dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport"],
             path: "Tests/KitTestSupport"),
         // A program written against the earlier iOS-only swift-pjsua's API, in a module of
-        // its own as an app would be; SwiftPJSUATests runs it (EarlierAPICompatTests.swift).
+        // its own as an app would be; SwiftPJSUATests runs it (Compatibility/EarlierAPI+ProgramTests.swift).
         .target(
             name: "EarlierAPICompat", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"], path: "Tests/EarlierAPICompat"),
-        // The Kit's engine tests live here, in the serialized EngineTests suite: pjsua is one
-        // per process and both test targets run in one process (see KitOrderingTests.swift).
+        // Every test that starts pjsua or a real peer, in folders by capability: the engine's
+        // (and the Kit's and the CLI's) run in the serialized EngineTests suite, because pjsua
+        // is one per process and all test targets run in one process.
         .testTarget(
             name: "SwiftPJSUATests",
             dependencies: ["SwiftPJSUA", "PJSUATestSupport", "SwiftPJSUAKit", "KitTestSupport", "EarlierAPICompat"]),
+        // The fast tests: values, parsers, mappings, the Kit against fakes, the manifest.
+        // Nothing here starts pjsua or a peer, so these run in parallel in seconds
+        // (`swift test --filter SwiftPJSUAUnitTests`).
         .testTarget(
-            name: "SwiftPJSUAKitTests",
-            dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport", "KitTestSupport"]),
+            name: "SwiftPJSUAUnitTests",
+            dependencies: ["SwiftPJSUA", "SwiftPJSUAKit", "PJSUATestSupport", "KitTestSupport", "EarlierAPICompat"]),
         // Every ```swift block of the README and the DocC articles, compiled and never run:
         // `make` writes them into Snippets.generated.swift (scripts/doc-snippets.py).
         .testTarget(name: "DocSnippetTests", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"]),

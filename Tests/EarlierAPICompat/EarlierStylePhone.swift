@@ -14,7 +14,7 @@ import SwiftPJSUAKit
 // deprecated witnesses of a protocol that names only current types: the earlier names compile
 // with deprecation warnings (a migrant's to-do list), and a deprecated declaration may use
 // deprecated names silently, so this package keeps building with zero warnings. The
-// compatibility test (SwiftPJSUATests, EarlierAPICompatTests.swift) drives the steps through
+// compatibility test (SwiftPJSUATests, Compatibility/EarlierAPI+ProgramTests.swift) drives the steps through
 // the protocol against Kamailio.
 
 /// The steps of the earlier-style program, in this package's own types, for the test.

@@ -125,13 +125,14 @@ public final class Coturn: Sendable {
 
     /// Waits until `count` sessions have logged their relayed traffic.
     public func waitForRelayedSessions(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [RelayedSession] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let sessions = relayedSessions
-            if sessions.count >= count { return sessions }
-            try await Task.sleep(for: .milliseconds(50))
+        var sessions: [RelayedSession] = []
+        try await waitUntil(
+            "coturn to close \(count) relayed session(s)", timeout: timeout, every: .milliseconds(50), seen: { output }
+        ) {
+            sessions = relayedSessions
+            return sessions.count >= count
         }
-        throw TimedOut(what: "coturn to close \(count) relayed session(s)", seen: [output])
+        return sessions
     }
 
     /// How many TURN allocations coturn granted (its `new, realm=…` lines).

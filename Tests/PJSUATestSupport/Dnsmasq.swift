@@ -56,15 +56,18 @@ public final class Dnsmasq: Sendable {
 
     /// Sends an A query every 50 ms until one gets an answer (at most 10 s).
     private func waitUntilAnswering(probe: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        var id: UInt16 = 1
-        while ContinuousClock.now < deadline, process.exitStatus == nil {
-            if DNSProbe.query(probe, port: port, id: id, timeout: .milliseconds(50)) { return }
-            id &+= 1
-            try await Task.sleep(for: .milliseconds(50))
+        var id: UInt16 = 0
+        do {
+            // A query every 50 ms, each waiting 50 ms for its answer.
+            try await waitUntil("dnsmasq to answer", timeout: .seconds(10), every: .milliseconds(50)) {
+                guard process.exitStatus == nil else { throw TimedOut(what: "dnsmasq (exited)", seen: []) }
+                id &+= 1
+                return DNSProbe.query(probe, port: port, id: id, timeout: .milliseconds(50))
+            }
+        } catch {
+            stop()
+            throw TimedOut(what: "dnsmasq to answer on 127.0.0.1:\(port)", seen: [process.output])
         }
-        stop()
-        throw TimedOut(what: "dnsmasq to answer on 127.0.0.1:\(port)", seen: [process.output])
     }
 
     /// Freezes the server (SIGSTOP): queries then get no answer at all, as from a server that

@@ -1,12 +1,16 @@
 import Foundation
 import SwiftPJSUA
 
-/// A running engine on 127.0.0.1 with a local account, for one test.
+/// A running engine on 127.0.0.1 with a local account and a temporary folder, for one test.
 public struct EngineHarness: Sendable {
     public let engine: PJSUA
     public let log: EventLog
     public let account: Account
     public let transport: TransportInfo
+    /// The run's own folder, for files and peers that live inside the run only: the peers
+    /// launched into it are stopped when the body ends, before the engine shuts down, and
+    /// the folder is removed after.
+    public let folder: TemporaryFolder
 
     /// `sip:user@127.0.0.1:port` of this engine's transport.
     public func uri(_ user: String = "engine") -> String { "sip:\(user)@\(transport.host):\(transport.port)" }
@@ -14,7 +18,9 @@ public struct EngineHarness: Sendable {
     /// Starts an engine on a free UDP port of 127.0.0.1 (or the given transports; the local
     /// account is on the first) with the null sound device (or the given media settings; RTP
     /// ports are `rtpPorts`, or else a random window; the account's media is encrypted as `srtp`
-    /// says), runs `body`, and shuts the engine down whatever happens.
+    /// says), runs `body`, and shuts the engine down whatever happens (first stopping the
+    /// peers launched into ``folder``, as a `defer` at the body's end would, and removing the
+    /// folder after).
     public static func run<R: Sendable>(
         maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
         transports: [TransportConfiguration] = [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
@@ -34,16 +40,27 @@ public struct EngineHarness: Sendable {
         configuration.nativeAdjustments = nativeAdjustments
         configuration.dns = dns
         try await engine.start(configuration)
+        let folder: TemporaryFolder
+        do {
+            folder = try TemporaryFolder()
+        } catch {
+            await engine.shutdown()
+            throw error
+        }
+        defer { folder.remove() }
         do {
             let account = try await srtp == .disabled ? engine.addLocalAccount() : engine.addLocalAccount(srtp: srtp)
             guard let transport = try await engine.transports().first else {
                 throw TimedOut(what: "a transport", seen: [])
             }
-            let harness = EngineHarness(engine: engine, log: log, account: account, transport: transport)
+            let harness = EngineHarness(
+                engine: engine, log: log, account: account, transport: transport, folder: folder)
             let result = try await body(harness)
+            folder.stopProcesses()
             await engine.shutdown()
             return result
         } catch {
+            folder.stopProcesses()
             await engine.shutdown()
             throw error
         }
@@ -63,11 +80,25 @@ public struct EngineHarness: Sendable {
     public func poll(
         _ what: String, timeout: Duration = .seconds(10), until condition: (PJSUA) async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while try await !condition(engine) {
-            guard ContinuousClock.now < deadline else { throw TimedOut(what: what, seen: log.events.map { "\($0)" }) }
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil(what, timeout: timeout, seen: { log.events.map { "\($0)" }.joined(separator: "\n  ") }) {
+            try await condition(engine)
         }
+    }
+}
+
+extension EngineHarness {
+    /// Records what `call` receives until `packets` more RTP packets have arrived, then
+    /// closes the file and analyses it for `frequency`.
+    public func recordTone(
+        _ call: Call, to file: URL, packets: UInt64 = 100, frequency: Double = 1000
+    ) async throws -> ToneAnalysis {
+        let start = try await engine.streamStatistics(call).packetsReceived
+        let recorder = try await engine.record(call, to: file.path)
+        try await poll("\(packets) packets on \(call)") {
+            try await $0.streamStatistics(call).packetsReceived >= start + packets
+        }
+        try await engine.stop(recorder)
+        return ToneAnalysis(try WAVAudio(contentsOf: file), frequency: frequency)
     }
 }
 

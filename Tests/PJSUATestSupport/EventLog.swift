@@ -1,6 +1,5 @@
 import Foundation
 import SwiftPJSUA
-import Synchronization
 
 /// Thrown when an awaited condition did not hold before its deadline.
 public struct TimedOut: Error, CustomStringConvertible {

@@ -66,7 +66,7 @@ public final class Journal<Record: Sendable>: Sendable {
             return state.nextID
         }
         let timer = Task { [self] in
-            try await Task.sleep(for: timeout)
+            try await Task.sleep(for: timeout)  // the deadline, cancelled once the wait ends
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.continuation.resume(throwing: TimedOut(what: what, seen: records.map { "\($0)" }))
         }

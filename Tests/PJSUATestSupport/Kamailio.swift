@@ -148,18 +148,19 @@ public final class Kamailio: Sendable {
             process.stop()
             throw TimedOut(what: "Kamailio to answer OPTIONS on \(address):\(port)", seen: [process.output])
         }
-        let deadline = ContinuousClock.now + .seconds(15)
         var attempt = 0
-        while ContinuousClock.now < deadline {
-            if process.exitStatus != nil { break }
-            attempt += 1
-            if SIPProbe.options(host: "127.0.0.1", port: port, attempt: attempt, timeout: .milliseconds(50)) == 200 {
-                return
+        do {
+            // A probe every 50 ms, each waiting 50 ms for its answer.
+            try await waitUntil("Kamailio to answer OPTIONS", timeout: .seconds(15), every: .milliseconds(50)) {
+                guard process.exitStatus == nil else { throw TimedOut(what: "Kamailio (exited)", seen: []) }
+                attempt += 1
+                return SIPProbe.options(
+                    host: "127.0.0.1", port: port, attempt: attempt, timeout: .milliseconds(50)) == 200
             }
-            try await Task.sleep(for: .milliseconds(50))
+        } catch {
+            process.stop()
+            throw TimedOut(what: "Kamailio to answer OPTIONS on \(port)", seen: [process.output])
         }
-        process.stop()
-        throw TimedOut(what: "Kamailio to answer OPTIONS on \(port)", seen: [process.output])
     }
 
     /// Ends Kamailio's whole process group.

@@ -58,20 +58,6 @@ public func commandOutput(
     return (process.terminationStatus, text.trimmingCharacters(in: .whitespacesAndNewlines))
 }
 
-/// A fresh temporary folder, removed by ``remove()``.
-public struct TemporaryFolder: Sendable {
-    public let url: URL
-
-    public init(_ prefix: String = "swiftpjsua-test") throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    public func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    public func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
 /// Local ports for peers.
 public enum FreePort {
     /// A UDP port on 127.0.0.1 that nothing is bound to right now (the kernel's choice for
@@ -102,7 +88,7 @@ public enum FreePort {
         var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                Glibc.bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
         return bound ? UInt16(bigEndian: address.sin6_port) : 0
@@ -130,6 +116,23 @@ public enum FreePort {
         let fd = socket(AF_INET, Int32(type.rawValue), 0)
         guard fd >= 0 else { return .failure(BindError(code: errno)) }
         defer { close(fd) }
+        return bind(fd, port)
+    }
+
+    /// A TCP socket listening on 127.0.0.1:`port`, as another SIP stack on the port would
+    /// hold it, until it is closed; nil when the port cannot be had.
+    public static func listenTCP(_ port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        guard case .success = bind(fd, port), listen(fd, 4) == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Binds `fd` to 127.0.0.1:`port` (0: the kernel picks): the port bound to, or the `errno`.
+    private static func bind(_ fd: Int32, _ port: UInt16) -> Result<UInt16, BindError> {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -137,11 +140,38 @@ public enum FreePort {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                Glibc.bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
         return bound ? .success(UInt16(bigEndian: address.sin_port)) : .failure(BindError(code: errno))
     }
+}
+
+/// Binds UDP sockets on every interface at each port of `ports` that is free, so that
+/// pjsua cannot; ports another process holds are held already. Closed by `close()`.
+public final class HeldPorts: Sendable {
+    private let sockets: [Int32]
+
+    public init(_ ports: ClosedRange<UInt16>) {
+        var sockets: [Int32] = []
+        for port in ports {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            guard fd >= 0 else { continue }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr = in_addr(s_addr: INADDR_ANY)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if bound == 0 { sockets.append(fd) } else { Glibc.close(fd) }
+        }
+        self.sockets = sockets
+    }
+
+    public func close() { for fd in sockets { Glibc.close(fd) } }
 }
 
 /// A child process (a SIP peer) with its output captured to files.
@@ -152,7 +182,9 @@ public final class PeerProcess: Sendable {
     private let exit = ExitStatus()
     private let exited = AsyncStream<Int32>.makeStream()
 
-    /// Launches `executable` with `arguments` in its own process group.
+    /// Launches `executable` with `arguments` in its own process group, writing its output
+    /// into `folder`; ``TemporaryFolder/remove()`` stops it (if it still runs) before the
+    /// folder goes.
     /// - Parameter launcher: a command prefix that runs `executable`, e.g.
     ///   `ip netns exec NAMESPACE` (``Topology/Host/launcher``); it must exec the command
     ///   in the same process so that ``stop()`` reaches it.
@@ -186,6 +218,7 @@ public final class PeerProcess: Sendable {
         }
         self.process = process
         try process.run()
+        folder.own(self)
     }
 
     public var pid: Int32 { process.processIdentifier }
@@ -205,7 +238,7 @@ public final class PeerProcess: Sendable {
                 return nil
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: timeout)  // the deadline, raced against the exit
                 return nil
             }
             let first = await group.next() ?? nil
@@ -233,12 +266,12 @@ public final class PeerProcess: Sendable {
     /// Waits until the process has printed `text` (checking its output every 20 ms).
     /// - Throws: ``TimedOut`` when it exits or `timeout` passes first.
     public func waitForOutput(containing text: String, timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !output.contains(text) {
-            guard ContinuousClock.now < deadline, exitStatus == nil else {
-                throw TimedOut(what: "\(name) to print \"\(text)\"", seen: [output])
+        try await waitUntil("\(name) to print \"\(text)\"", timeout: timeout, seen: { output }) {
+            if output.contains(text) { return true }
+            guard exitStatus == nil else {
+                throw TimedOut(what: "\(name) to print \"\(text)\" (it exited)", seen: [output])
             }
-            try await Task.sleep(for: .milliseconds(20))
+            return false
         }
     }
 

@@ -109,14 +109,17 @@ public final class RawSIPPeer: @unchecked Sendable {
         }
     }
 
-    /// The first request with `method` and `callID` that arrived (or arrives within
-    /// `timeout`), or nil. Responses read meanwhile are kept.
+    /// The first request with `method` and `callID` (any Call-ID when nil) that arrived (or
+    /// arrives within `timeout`), or nil. Responses read meanwhile are kept.
     public func receivedRequest(
-        _ method: String, callID: String, timeout: Duration
+        _ method: String, callID: String? = nil, timeout: Duration
     ) async -> RawSIPReceivedRequest? {
         let deadline = ContinuousClock.now + timeout
         while true {
-            if let index = pendingRequests.firstIndex(where: { $0.method == method && $0.callID == callID }) {
+            let matches = { (request: RawSIPReceivedRequest) in
+                request.method == method && (callID ?? request.callID) == request.callID
+            }
+            if let index = pendingRequests.firstIndex(where: matches) {
                 return pendingRequests.remove(at: index)
             }
             guard await readMessage(until: deadline) else { return nil }

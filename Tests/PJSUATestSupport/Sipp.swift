@@ -107,15 +107,14 @@ public final class Sipp: Sendable {
 
     /// Readiness probe: sipp has bound its port (or already exited, e.g. a short UAC run).
     private func waitUntilBound() async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        // Over TCP (`-t t1`) sipp binds a TCP port only.
-        while !isBound() {
-            if process.exitStatus != nil { return }
-            guard ContinuousClock.now < deadline else {
-                process.stop()
-                throw TimedOut(what: "sipp to bind port \(port)", seen: [process.output])
+        do {
+            // Over TCP (`-t t1`) sipp binds a TCP port only.
+            try await waitUntil("sipp to bind port \(port)", seen: { process.output }) {
+                isBound() || process.exitStatus != nil
             }
-            try await Task.sleep(for: .milliseconds(20))
+        } catch {
+            process.stop()
+            throw error
         }
     }
 

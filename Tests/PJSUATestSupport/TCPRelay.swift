@@ -88,12 +88,8 @@ public final class TCPRelay: Sendable {
     /// Waits until the relay has forwarded `count` blank-line packets from `side`.
     /// - Throws: ``TimedOut`` when `timeout` passes first.
     public func waitForCRLF(from side: String, count: Int, timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while forwardedCRLF(from: side) < count {
-            guard ContinuousClock.now < deadline else {
-                throw TimedOut(what: "\(count) keep-alive packets from the \(side) side", seen: [output])
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("\(count) keep-alive packets from the \(side) side", timeout: timeout, seen: { output }) {
+            forwardedCRLF(from: side) >= count
         }
     }
 
