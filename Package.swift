@@ -52,19 +52,20 @@ func chosenRoute() -> PJSIPRoute {
         return .localXCFramework(path: local)
     }
     #if os(macOS)
-    return .pinnedXCFramework
+        return .pinnedXCFramework
     #else
-    return .pkgConfig
+        return .pkgConfig
     #endif
 }
 
 /// The system frameworks the xcframework's static library refers to. A binary target cannot
 /// carry linker settings, so the C target over it does, and every app linking SwiftPJSUA
 /// gets them. libc++ because the archive also holds pjsua2's C++ objects.
-let appleLinkage: [LinkerSetting] = [
-    "AVFoundation", "AudioToolbox", "CoreAudio", "CoreMedia", "CoreVideo", "VideoToolbox",
-    "MetalKit", "Network", "Security",
-].map { .linkedFramework($0, .when(platforms: [.iOS, .macOS])) }
+let appleLinkage: [LinkerSetting] =
+    [
+        "AVFoundation", "AudioToolbox", "CoreAudio", "CoreMedia", "CoreVideo", "VideoToolbox",
+        "MetalKit", "Network", "Security",
+    ].map { .linkedFramework($0, .when(platforms: [.iOS, .macOS])) }
     + [.linkedLibrary("c++", .when(platforms: [.iOS, .macOS]))]
 
 /// `CPJSIP` over an xcframework: Sources/CPJSIPBinary lists the same pjproject headers as

@@ -86,7 +86,8 @@ func serve(_ call: Call, engine: PJSUA, options: IVROptions, prompt: String) asy
         try await engine.answer(call)
         for await event in events {
             switch event {
-            case .callMediaState(let mediaChange) where prompting == nil && mediaChange.media.contains(where: { $0.type == .audio && $0.status == .active }):
+            case .callMediaState(let mediaChange)
+            where prompting == nil && mediaChange.media.contains(where: { $0.type == .audio && $0.status == .active }):
                 prompting = try await engine.play(file: prompt, into: call)
                 say("\(call): prompt")
             case .playbackFinished(let finished) where finished.player == prompting:
@@ -159,9 +160,10 @@ let prompt: String
 // An error thrown at top level traps: say what failed and exit instead.
 do {
     prompt = try options.prompt ?? synthesize(options.say ?? "")
-    try await engine.start(Configuration(
-        transports: [TransportConfiguration(type: .udp, bindAddress: options.bind, port: options.port)],
-        media: MediaConfiguration(soundDevice: .null)))
+    try await engine.start(
+        Configuration(
+            transports: [TransportConfiguration(type: .udp, bindAddress: options.bind, port: options.port)],
+            media: MediaConfiguration(soundDevice: .null)))
     _ = try await engine.addLocalAccount()
     if let transport = try await engine.transports().first {
         say("ivr listening on \(transport.host):\(transport.port)")

@@ -58,12 +58,12 @@ public struct HandleMapping: Sendable {
 
     /// The default mapping:
     ///
-    /// | Handle | URI |
-    /// |--------|-----|
-    /// | already a `sip:`, `sips:` or `tel:` URI (any kind) | itself |
-    /// | phone number, or a generic value of only digits, `+` and visual separators | `sip:<number>@<account's host[:port]>;user=phone` (RFC 3261 §19.1.6), or `tel:<number>` (RFC 3966) when the account's identity is unknown |
-    /// | email address, or a generic value with `@` | `sip:<value>` |
-    /// | any other generic value (a user name) | `sip:<value>@<account's host[:port]>` |
+    /// - Already a `sip:`, `sips:` or `tel:` URI (a handle of any kind): itself.
+    /// - A phone number, or a generic value of only digits, `+` and visual separators:
+    ///   `sip:<number>@<account's host[:port]>;user=phone` (RFC 3261 §19.1.6), or
+    ///   `tel:<number>` (RFC 3966) when the account's identity is unknown.
+    /// - An email address, or a generic value with `@`: `sip:<value>`.
+    /// - Any other generic value (a user name): `sip:<value>@<account's host[:port]>`.
     ///
     /// A number keeps its leading `+` and loses the visual separators `space - . ( )`
     /// (RFC 3966 §5.1.1): `+1 (555) 010-9999` becomes `+15550109999`. A number with

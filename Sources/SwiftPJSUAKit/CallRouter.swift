@@ -279,9 +279,9 @@ public actor CallRouter {
     /// is unknown: then it is a new call like any other.
     private func handleReplacement(_ incoming: IncomingCall, replacing old: Call) -> Bool {
         guard let before = registry.entry(for: old),
-              let arrival = registry.recordReplacement(
-                  of: old, by: incoming.call, sipCallID: incoming.sipCallID, from: incoming.from,
-                  hasVideo: incoming.offeredVideo)
+            let arrival = registry.recordReplacement(
+                of: old, by: incoming.call, sipCallID: incoming.sipCallID, from: incoming.from,
+                hasVideo: incoming.offeredVideo)
         else { return false }
         // The old Call-ID ends (a late push for it is no new call); the new one is live.
         noteEnded(before)

@@ -5,15 +5,18 @@ import SwiftPJSUA
 ///
 /// The schema (one JSON object; keys not listed are ignored, so APNs' `aps` may sit beside them):
 ///
-/// | Key | Type | Required | Meaning |
-/// |-----|------|----------|---------|
-/// | `version` | integer | yes | The schema version: `1`. Other versions are rejected. |
-/// | `type` | string | yes | `"call"` for an incoming call, `"reregister"` for a silent re-registration. |
-/// | `uuid` | string | no | The call's UUID chosen by the server (`call` only). Put the same UUID in the INVITE's `X-Call-UUID` header to pair them without a Call-ID. |
-/// | `callID` | string | no | The SIP Call-ID of the INVITE that follows, exactly as it will arrive (`call` only). |
-/// | `caller` | object | `call` | `uri` (string, `sip:`, `sips:` or `tel:`, required) and `name` (string, optional display-name). |
-/// | `video` | boolean | no | The call offers video (`call` only); `false` when absent. |
-/// | `account` | string | `reregister` | The account hint: the string the app bound to an account with ``CallRouter/bind(_:pushHint:)``. Optional for `call`. |
+/// - `version` (integer, required): the schema version, `1`. Other versions are rejected.
+/// - `type` (string, required): `"call"` for an incoming call, `"reregister"` for a silent
+///   re-registration.
+/// - `uuid` (string, optional; `call` only): the call's UUID chosen by the server. Put the
+///   same UUID in the INVITE's `X-Call-UUID` header to pair them without a Call-ID.
+/// - `callID` (string, optional; `call` only): the SIP Call-ID of the INVITE that follows,
+///   exactly as it will arrive.
+/// - `caller` (object, required for `call`): `uri` (string, `sip:`, `sips:` or `tel:`,
+///   required) and `name` (string, optional display-name).
+/// - `video` (boolean, optional; `call` only): the call offers video; `false` when absent.
+/// - `account` (string, required for `reregister`, optional for `call`): the account hint,
+///   the string the app bound to an account with ``CallRouter/bind(_:pushHint:)``.
 ///
 /// ```json
 /// {"version": 1, "type": "call", "uuid": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F",

@@ -65,9 +65,10 @@ final class EventPrinter: Sendable {
             let digit = received.digit
             let method = received.method
             let duration = received.duration
-            let ms = duration.map {
-                " \($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)ms"
-            } ?? ""
+            let ms =
+                duration.map {
+                    " \($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)ms"
+                } ?? ""
             line("dtmf \(name(call)) \(digit) \(method.rawValue)\(ms)")
         case .transferStatus(let progress):
             let call = progress.call

@@ -101,7 +101,8 @@ public final class EarlierStylePhone: EarlierStyleSteps {
         Task {
             for await event in phone.events {
                 switch event {
-                // pattern edit; earlier: case .incomingCall(let account, let call, let sipCallID, let from, let offeredVideo):
+                // pattern edit; earlier:
+                // case .incomingCall(let account, let call, let sipCallID, let from, let offeredVideo):
                 case .incomingCall(let incoming):
                     let call: CallID = incoming.call
                     print("incoming call \(incoming.sipCallID) on \(incoming.account), video: \(incoming.offeredVideo)")

@@ -34,11 +34,12 @@ public struct Baresip: Sendable {
         let port = FreePort.udp()
         let moduleLines = (codecs + ["ausine", "aubridge", "sndfile"] + modules + ["account", "menu"])
             .map { "module \($0).so" }
-        let config = [
-            "poll_method epoll", "sip_listen 127.0.0.1:\(port)", "audio_source ausine,\(Int(toneFrequency))",
-            "audio_player aubridge,nowhere", "audio_alert aubridge,nowhere",
-            "rtp_ports \(rtpPorts)-\(rtpPorts + 999)", "module_path /usr/lib/baresip/modules",
-        ] + moduleLines + ["snd_path \(folder.url.path)", ""]
+        let config =
+            [
+                "poll_method epoll", "sip_listen 127.0.0.1:\(port)", "audio_source ausine,\(Int(toneFrequency))",
+                "audio_player aubridge,nowhere", "audio_alert aubridge,nowhere",
+                "rtp_ports \(rtpPorts)-\(rtpPorts + 999)", "module_path /usr/lib/baresip/modules",
+            ] + moduleLines + ["snd_path \(folder.url.path)", ""]
         try config.joined(separator: "\n").write(to: folder.file("config"), atomically: true, encoding: .utf8)
         try "<sip:bob@127.0.0.1:\(port)>;regint=0;answermode=auto\(accountParameters)\n"
             .write(to: folder.file("accounts"), atomically: true, encoding: .utf8)

@@ -3,8 +3,9 @@ import Foundation
 /// A coturn STUN and TURN server (`turnserver`) for tests: one static long-term-credential
 /// user in one realm, listening and relaying on one address, usually a public-segment host
 /// of a ``Topology`` (started in its namespace through `launcher`). TLS (on port 5349) only
-/// when given a certificate; no DTLS, no CLI, no database outside the test's folder. RFC 3489 binding requests are answered too: pjsua's
-/// STUN for RTP without ICE (`pjstun_get_mapped_addr2`) sends them.
+/// when given a certificate; no DTLS, no CLI, no database outside the test's folder. RFC 3489
+/// binding requests are answered too: pjsua's STUN for RTP without ICE
+/// (`pjstun_get_mapped_addr2`) sends them.
 ///
 /// coturn logs each TURN session's traffic when the session closes (the client's
 /// deallocation at the end of a call, or the engine's shutdown): ``relayedSessions`` reads
@@ -47,35 +48,43 @@ public final class Coturn: Sendable {
     ) async throws -> Coturn {
         let config = folder.file("\(name).conf")
         let tlsPort: UInt16? = tls == nil ? nil : 5349
-        let tlsLines = tls.map { files in
-            "tls-listening-port=5349\ncert=\(files.certificate.path)\npkey=\(files.privateKey.path)\nno-tlsv1\nno-tlsv1_1"
-        } ?? "no-tls"
+        let tlsLines =
+            tls.map { files in
+                """
+                tls-listening-port=5349
+                cert=\(files.certificate.path)
+                pkey=\(files.privateKey.path)
+                no-tlsv1
+                no-tlsv1_1
+                """
+            } ?? "no-tls"
         try """
-            listening-ip=\(address)
-            relay-ip=\(address)
-            listening-port=\(port)
-            min-port=\(relayPorts.lowerBound)
-            max-port=\(relayPorts.upperBound)
-            realm=\(realm)
-            lt-cred-mech
-            user=\(username):\(password)
-            fingerprint
-            no-cli
-            \(tlsLines)
-            no-dtls
-            no-rfc5780
-            no-multicast-peers
-            log-file=stdout
-            simple-log
-            verbose
-            pidfile=\(folder.file("\(name).pid").path)
-            userdb=\(folder.file("\(name).db").path)
-            """.write(to: config, atomically: true, encoding: .utf8)
+        listening-ip=\(address)
+        relay-ip=\(address)
+        listening-port=\(port)
+        min-port=\(relayPorts.lowerBound)
+        max-port=\(relayPorts.upperBound)
+        realm=\(realm)
+        lt-cred-mech
+        user=\(username):\(password)
+        fingerprint
+        no-cli
+        \(tlsLines)
+        no-dtls
+        no-rfc5780
+        no-multicast-peers
+        log-file=stdout
+        simple-log
+        verbose
+        pidfile=\(folder.file("\(name).pid").path)
+        userdb=\(folder.file("\(name).db").path)
+        """.write(to: config, atomically: true, encoding: .utf8)
         let process = try PeerProcess(
             name, executable: "/usr/bin/turnserver", arguments: ["-c", config.path], folder: folder, launcher: launcher)
         let coturn = Coturn(address: address, port: port, tlsPort: tlsPort, process: process)
         do {
-            try await process.waitForOutput(containing: "UDP listener opened on: \(address):\(port)", timeout: .seconds(10))
+            try await process.waitForOutput(
+                containing: "UDP listener opened on: \(address):\(port)", timeout: .seconds(10))
         } catch {
             process.stop()
             throw error
@@ -107,7 +116,7 @@ public final class Coturn: Sendable {
         var clients: [String: String] = [:]
         for line in lines where line.contains(": closed") {
             guard let session = Self.field(line, after: "session ", until: ":"),
-                  let remote = Self.field(line, after: "remote ", until: ",")
+                let remote = Self.field(line, after: "remote ", until: ",")
             else { continue }
             clients[session] = remote
         }
@@ -115,7 +124,9 @@ public final class Coturn: Sendable {
             guard line.contains("peer usage:"), let session = Self.field(line, after: "session ", until: ":") else {
                 return nil
             }
-            func number(_ key: String) -> Int { Self.field(line, after: "\(key)=", until: ",").flatMap { Int($0) } ?? 0 }
+            func number(_ key: String) -> Int {
+                Self.field(line, after: "\(key)=", until: ",").flatMap { Int($0) } ?? 0
+            }
             return RelayedSession(
                 session: session, username: Self.field(line, after: "username=<", until: ">") ?? "",
                 receivedPackets: number("rp"), receivedBytes: number("rb"), sentPackets: number("sp"),
@@ -124,7 +135,8 @@ public final class Coturn: Sendable {
     }
 
     /// Waits until `count` sessions have logged their relayed traffic.
-    public func waitForRelayedSessions(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [RelayedSession] {
+    public func waitForRelayedSessions(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [RelayedSession]
+    {
         var sessions: [RelayedSession] = []
         try await waitUntil(
             "coturn to close \(count) relayed session(s)", timeout: timeout, every: .milliseconds(50), seen: { output }

@@ -75,7 +75,8 @@ extension PJSUAEvent {
     /// optionally only one that leaves it registered (`true`) or not (`false`).
     public func isRegistration(of account: Account? = nil, active: Bool? = nil) -> Bool {
         if case .registrationState(let registration) = self, account == nil || registration.account == account,
-           active == nil || registration.isRegistered == active {
+            active == nil || registration.isRegistered == active
+        {
             return true
         }
         return false
@@ -83,7 +84,9 @@ extension PJSUAEvent {
 
     /// The outcome of a registration event of `account`.
     public func registrationOutcome(of account: Account) -> RegistrationOutcome? {
-        if case .registrationState(let registration) = self, registration.account == account { return registration.outcome }
+        if case .registrationState(let registration) = self, registration.account == account {
+            return registration.outcome
+        }
         return nil
     }
 

@@ -5,7 +5,9 @@ import Foundation
 /// of requests between registered users.
 public final class Kamailio: Sendable {
     /// The test users and their passwords, as `kamailio.cfg` knows them.
-    public static let passwords = ["alice": "alice-Secret-7431", "bob": "bob-Secret-2286", "carol": "carol-Secret-5519"]
+    public static let passwords = [
+        "alice": "alice-Secret-7431", "bob": "bob-Secret-2286", "carol": "carol-Secret-5519",
+    ]
 
     /// TLS files for Kamailio's tls module.
     public struct TLSFiles: Sendable {
@@ -85,17 +87,17 @@ public final class Kamailio: Sendable {
             tlsPort = chosen
             let config = folder.file("\(name)-tls.cfg")
             try """
-                [server:default]
-                method = TLSv1.2+
-                verify_certificate = no
-                require_certificate = no
-                certificate = \(tls.certificate.path)
-                private_key = \(tls.privateKey.path)
+            [server:default]
+            method = TLSv1.2+
+            verify_certificate = no
+            require_certificate = no
+            certificate = \(tls.certificate.path)
+            private_key = \(tls.privateKey.path)
 
-                [client:default]
-                verify_certificate = no
-                require_certificate = no
-                """.write(to: config, atomically: true, encoding: .utf8)
+            [client:default]
+            verify_certificate = no
+            require_certificate = no
+            """.write(to: config, atomically: true, encoding: .utf8)
             arguments += ["-A", "WITH_TLS", "-A", "TLS_CONFIG=\"\(config.path)\"", "-l", "tls:\(address):\(chosen)"]
         }
         var ipv6Port: UInt16?
@@ -118,7 +120,9 @@ public final class Kamailio: Sendable {
     /// requests for each (its `received` address when it stored one), from `kamcmd ul.dump`.
     public func contacts(of user: String) -> [(contact: String, received: String?)] {
         let control = folder.file("\(process.name)-run").appendingPathComponent("ctl").path
-        guard let dump = commandOutput("/usr/sbin/kamcmd", ["-s", "unix:\(control)", "ul.dump"])?.output else { return [] }
+        guard let dump = commandOutput("/usr/sbin/kamcmd", ["-s", "unix:\(control)", "ul.dump"])?.output else {
+            return []
+        }
         // ul.dump prints each record's AoR, then each of its contacts as
         // "Address: <uri>" followed by its attributes ("Received: <uri>" among them).
         var result: [(contact: String, received: String?)] = []
@@ -220,7 +224,9 @@ enum SIPProbe {
         local.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { return nil }
         let localPort = UInt16(bigEndian: local.sin_port)
@@ -277,12 +283,18 @@ public struct TestCertificates: Sendable {
         try "subjectAltName = \(names)\nextendedKeyUsage = serverAuth\n"
             .write(to: extensions, atomically: true, encoding: .utf8)
         let steps: [[String]] = [
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=swift-pjsua test CA",
-             "-keyout", caKey.path, "-out", ca.path],
-            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", serverKey.path,
-             "-out", request.path],
-            ["x509", "-req", "-in", request.path, "-CA", ca.path, "-CAkey", caKey.path, "-CAcreateserial",
-             "-days", "2", "-extfile", extensions.path, "-out", server.path],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=swift-pjsua test CA",
+                "-keyout", caKey.path, "-out", ca.path,
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", serverKey.path,
+                "-out", request.path,
+            ],
+            [
+                "x509", "-req", "-in", request.path, "-CA", ca.path, "-CAkey", caKey.path, "-CAcreateserial",
+                "-days", "2", "-extfile", extensions.path, "-out", server.path,
+            ],
         ]
         for (index, step) in steps.enumerated() {
             let process = try PeerProcess(

@@ -21,7 +21,9 @@ public final class RawSIPPeer: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
@@ -74,18 +76,19 @@ public final class RawSIPPeer: @unchecked Sendable {
     }
 
     private func request(_ method: String, to destination: UInt16, callID: String, cseq: Int, body: String) -> String {
-        let lines = [
-            "\(method) sip:race@127.0.0.1:\(destination) SIP/2.0",
-            // One branch per Call-ID: the ACK of a non-2xx response belongs to the INVITE's
-            // transaction (RFC 3261 §17.1.1.3).
-            "Via: SIP/2.0/UDP 127.0.0.1:\(port);branch=z9hG4bK-\(callID.hashValue.magnitude)",
-            "Max-Forwards: 70",
-            "From: <sip:peer@127.0.0.1:\(port)>;tag=peer-\(port)",
-            "To: <sip:race@127.0.0.1:\(destination)>",
-            "Call-ID: \(callID)",
-            "CSeq: \(cseq) \(method)",
-            "Contact: <sip:peer@127.0.0.1:\(port)>",
-        ] + (body.isEmpty ? [] : ["Content-Type: application/sdp"]) + ["Content-Length: \(body.utf8.count)", ""]
+        let lines =
+            [
+                "\(method) sip:race@127.0.0.1:\(destination) SIP/2.0",
+                // One branch per Call-ID: the ACK of a non-2xx response belongs to the INVITE's
+                // transaction (RFC 3261 §17.1.1.3).
+                "Via: SIP/2.0/UDP 127.0.0.1:\(port);branch=z9hG4bK-\(callID.hashValue.magnitude)",
+                "Max-Forwards: 70",
+                "From: <sip:peer@127.0.0.1:\(port)>;tag=peer-\(port)",
+                "To: <sip:race@127.0.0.1:\(destination)>",
+                "Call-ID: \(callID)",
+                "CSeq: \(cseq) \(method)",
+                "Contact: <sip:peer@127.0.0.1:\(port)>",
+            ] + (body.isEmpty ? [] : ["Content-Type: application/sdp"]) + ["Content-Length: \(body.utf8.count)", ""]
         return lines.joined(separator: "\r\n") + "\r\n" + body
     }
 
@@ -132,7 +135,8 @@ public final class RawSIPPeer: @unchecked Sendable {
         let left = deadline - ContinuousClock.now
         guard left > .zero else { return false }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&poller, 1, Int32(min(left, .milliseconds(50)).components.attoseconds / 1_000_000_000_000_000 + 1))
+        let ready = poll(
+            &poller, 1, Int32(min(left, .milliseconds(50)).components.attoseconds / 1_000_000_000_000_000 + 1))
         if ready <= 0 {
             await Task.yield()
             return true
@@ -151,11 +155,14 @@ public final class RawSIPPeer: @unchecked Sendable {
 
     /// A response from this peer to `request`: its Via, From, To (with `toTag` added when it
     /// has none), Call-ID and CSeq, no body.
-    public func respond(_ statusCode: Int, _ reason: String, to request: RawSIPReceivedRequest, toTag: String? = nil) throws {
+    public func respond(_ statusCode: Int, _ reason: String, to request: RawSIPReceivedRequest, toTag: String? = nil)
+        throws
+    {
         var lines = ["SIP/2.0 \(statusCode) \(reason)"]
         for name in ["Via", "From", "To", "Call-ID", "CSeq"] {
             for value in request.values(name) {
-                let tagged = name == "To" && !value.contains(";tag=") ? value + (toTag.map { ";tag=\($0)" } ?? "") : value
+                let tagged =
+                    name == "To" && !value.contains(";tag=") ? value + (toTag.map { ";tag=\($0)" } ?? "") : value
                 lines.append("\(name): \(tagged)")
             }
         }
@@ -198,16 +205,17 @@ public struct RawSIPRequest: Sendable {
 
     /// The message as sent by a peer on 127.0.0.1:`from` over `transport` ("UDP", "TCP").
     public func bytes(transport: String, from port: UInt16, to destination: UInt16) -> [UInt8] {
-        var lines = [
-            "\(method) \(requestURI ?? "sip:engine@127.0.0.1:\(destination)") SIP/2.0",
-            "Via: SIP/2.0/\(transport) 127.0.0.1:\(port);branch=\(branch);rport",
-            "Max-Forwards: 70",
-            "From: \(fromAddress ?? "<sip:peer@127.0.0.1:\(port)>");tag=\(fromTag)",
-            "To: <sip:engine@127.0.0.1:\(destination)>" + (toTag.map { ";tag=\($0)" } ?? ""),
-            "Call-ID: \(callID)",
-            "CSeq: \(cseq) \(method)",
-            "Contact: <sip:peer@127.0.0.1:\(port);transport=\(transport.lowercased())>",
-        ] + headers
+        var lines =
+            [
+                "\(method) \(requestURI ?? "sip:engine@127.0.0.1:\(destination)") SIP/2.0",
+                "Via: SIP/2.0/\(transport) 127.0.0.1:\(port);branch=\(branch);rport",
+                "Max-Forwards: 70",
+                "From: \(fromAddress ?? "<sip:peer@127.0.0.1:\(port)>");tag=\(fromTag)",
+                "To: <sip:engine@127.0.0.1:\(destination)>" + (toTag.map { ";tag=\($0)" } ?? ""),
+                "Call-ID: \(callID)",
+                "CSeq: \(cseq) \(method)",
+                "Contact: <sip:peer@127.0.0.1:\(port);transport=\(transport.lowercased())>",
+            ] + headers
         if let contentType { lines.append("Content-Type: \(contentType)") }
         lines.append("Content-Length: \(contentLength ?? body.count)")
         return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8) + body
@@ -233,8 +241,10 @@ public struct RawSIPResponse: Sendable, CustomStringConvertible {
         self.text = text
         headers = lines.dropFirst().compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                    String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            return (
+                String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            )
         }
     }
 
@@ -258,7 +268,9 @@ public struct RawSIPResponse: Sendable, CustomStringConvertible {
     }
     /// The option tags of every header named `name` (Unsupported, Supported, Require).
     public func optionTags(_ name: String, compact: String? = nil) -> [String] {
-        values(name, compact: compact).flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        values(name, compact: compact).flatMap { $0.split(separator: ",") }.map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
     }
 
     public var description: String { text }
@@ -287,8 +299,10 @@ public struct RawSIPReceivedRequest: Sendable, CustomStringConvertible {
         headers = lines.dropFirst().compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
-            return (compact[name.lowercased()] ?? name,
-                    String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            return (
+                compact[name.lowercased()] ?? name,
+                String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            )
         }
     }
 
@@ -329,7 +343,9 @@ public final class RawSIPStream: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = destination.bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         var local = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -393,7 +409,8 @@ public final class RawSIPStream: @unchecked Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(left, .milliseconds(50)).components.attoseconds / 1_000_000_000_000_000 + 1))
+            let ready = poll(
+                &poller, 1, Int32(min(left, .milliseconds(50)).components.attoseconds / 1_000_000_000_000_000 + 1))
             if ready <= 0 {
                 await Task.yield()
                 continue
@@ -413,14 +430,15 @@ public final class RawSIPStream: @unchecked Sendable {
     private func takeMessage() -> [UInt8]? {
         let separator: [UInt8] = [13, 10, 13, 10]
         guard buffer.count >= 4,
-              let end = (0...(buffer.count - 4)).first(where: { Array(buffer[$0..<($0 + 4)]) == separator })
+            let end = (0...(buffer.count - 4)).first(where: { Array(buffer[$0..<($0 + 4)]) == separator })
         else { return nil }
         let head = String(decoding: buffer[..<end], as: UTF8.self)
-        let length = head.components(separatedBy: "\r\n").compactMap { line -> Int? in
-            let lower = line.lowercased()
-            guard lower.hasPrefix("content-length:") || lower.hasPrefix("l:") else { return nil }
-            return Int(line.drop { $0 != ":" }.dropFirst().trimmingCharacters(in: .whitespaces))
-        }.first ?? 0
+        let length =
+            head.components(separatedBy: "\r\n").compactMap { line -> Int? in
+                let lower = line.lowercased()
+                guard lower.hasPrefix("content-length:") || lower.hasPrefix("l:") else { return nil }
+                return Int(line.drop { $0 != ":" }.dropFirst().trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
         let total = end + 4 + length
         guard buffer.count >= total else { return nil }
         let message = Array(buffer[..<total])

@@ -84,12 +84,13 @@ public final class Sipp: Sendable {
         }
         if let remote { arguments.append(remote) }
         let seconds = Int(timeout.components.seconds)
-        arguments += [
-            "-i", address, "-mi", address, "-p", String(port), "-m", String(calls), "-nostdin",
-            "-trace_stat", "-stf", statsFile.path, "-fd", "1",
-            "-trace_msg", "-message_file", messageFile.path,
-            "-timeout", "\(seconds)s", "-timeout_error",
-        ] + extra
+        arguments +=
+            [
+                "-i", address, "-mi", address, "-p", String(port), "-m", String(calls), "-nostdin",
+                "-trace_stat", "-stf", statsFile.path, "-fd", "1",
+                "-trace_msg", "-message_file", messageFile.path,
+                "-timeout", "\(seconds)s", "-timeout_error",
+            ] + extra
         let process = try PeerProcess(
             "sipp-\(URL(fileURLWithPath: scenario).lastPathComponent)-\(port)", executable: "/usr/bin/sipp",
             arguments: arguments, folder: folder, launcher: host?.launcher ?? [])

@@ -283,8 +283,14 @@ public final class Topology: Sendable {
                     """
             case .oneToOne:
                 translation = """
-                    chain prerouting { type nat hook prerouting priority dstnat; iifname "wan" ip daddr \(publicAddress) dnat to \(hostAddresses[0]); }
-                    chain postrouting { type nat hook postrouting priority srcnat; oifname "wan" ip saddr \(hostAddresses[0]) snat to \(publicAddress); }
+                    chain prerouting {
+                        type nat hook prerouting priority dstnat;
+                        iifname "wan" ip daddr \(publicAddress) dnat to \(hostAddresses[0]);
+                    }
+                    chain postrouting {
+                        type nat hook postrouting priority srcnat;
+                        oifname "wan" ip saddr \(hostAddresses[0]) snat to \(publicAddress);
+                    }
                     """
             }
             // A packet from outside that opens no mapping is dropped before conntrack confirms
@@ -292,7 +298,10 @@ public final class Topology: Sendable {
             // would leave an entry (peer -> public address:port) that makes the client's
             // own later flow to that peer take another public port, so hole punching
             // between two endpoint-independent NATs (RTP at STUN-learned addresses) fails.
-            let firewall = site.nat.mapping == .oneToOne ? "" : """
+            let firewall =
+                site.nat.mapping == .oneToOne
+                ? ""
+                : """
                 table ip filter {
                 chain input { type filter hook input priority filter; iifname "wan" ct state new drop; }
                 }

@@ -155,8 +155,9 @@ extension AccountConfiguration: Validatable {
         guard registrationExpiry >= .seconds(1), registrationExpiry <= .seconds(Int64(UInt32.max)) else {
             throw .invalidConfiguration("registrationExpiry must be 1 s...\(UInt32.max) s")
         }
-        guard flowKeepAliveInterval == .zero
-            || (flowKeepAliveInterval >= .seconds(1) && flowKeepAliveInterval <= .seconds(86_400))
+        guard
+            flowKeepAliveInterval == .zero
+                || (flowKeepAliveInterval >= .seconds(1) && flowKeepAliveInterval <= .seconds(86_400))
         else {
             throw .invalidConfiguration("flowKeepAliveInterval must be zero (off) or 1 s...1 day")
         }

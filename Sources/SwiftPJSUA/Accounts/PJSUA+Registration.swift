@@ -160,7 +160,8 @@ extension PJSUA {
         let runtime = try runtime()
         let slot = try liveSlot(account)
         guard var configuration = runtime.bridge.accountRecords.configuration(of: account),
-              configuration.registrar != nil else {
+            configuration.registrar != nil
+        else {
             throw PJSUAUsageError.noRegistrar
         }
         if let push, push != configuration.push {

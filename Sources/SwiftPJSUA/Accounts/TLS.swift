@@ -88,7 +88,7 @@ extension TLSConfiguration {
     /// |------|-------|
     /// | `/etc/ssl/certs/ca-certificates.crt` | Debian, Ubuntu, Arch, Gentoo; Alpine with `ca-certificates` |
     /// | `/etc/pki/tls/certs/ca-bundle.crt` | Fedora, RHEL, CentOS, Amazon Linux |
-    /// | `/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem` | Fedora, RHEL 7 and later (the file the line above links to) |
+    /// | `/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem` | Fedora, RHEL 7+ (the line above's target) |
     /// | `/etc/ssl/ca-bundle.pem` | openSUSE, SLES |
     /// | `/etc/ssl/cert.pem` | macOS, Alpine, FreeBSD, OpenBSD, NetBSD |
     /// | `/usr/local/share/certs/ca-root-nss.crt` | FreeBSD's `ca_root_nss` port |

@@ -29,11 +29,11 @@ extension PJSUA {
         let token = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.!%*_+`'~")
         for header in headers {
             guard !header.name.isEmpty, header.name.allSatisfy(token.contains),
-                  !header.value.containsLineBreakOrControl,
-                  !managedHeaderNames.contains(header.name.lowercased()),
-                  // A value pjsip's parser rejects (`Expires: soon`) would get the request
-                  // dropped unanswered by a pjsip peer.
-                  Native.headerParses(name: header.name, value: header.value)
+                !header.value.containsLineBreakOrControl,
+                !managedHeaderNames.contains(header.name.lowercased()),
+                // A value pjsip's parser rejects (`Expires: soon`) would get the request
+                // dropped unanswered by a pjsip peer.
+                Native.headerParses(name: header.name, value: header.value)
             else { throw .invalidHeader("\(header.name): \(header.value)") }
         }
     }
@@ -64,7 +64,8 @@ extension PJSUA {
         try Self.validateHeaders(headers)
         let slot = try liveSlot(call)
         if let info = Native.readCallState(slot, call: call),
-           info.role != .callee || ![.incoming, .early].contains(info.state) {
+            info.role != .callee || ![.incoming, .early].contains(info.state)
+        {
             throw PJSUAUsageError.invalidCallState(call, info.state)
         }
         // A network change since the INVITE arrived: the answer names the current Contact.

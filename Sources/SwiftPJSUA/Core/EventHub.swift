@@ -320,8 +320,9 @@ final class EventHub: Sendable {
     func synthesizeEnd(of call: Call, reason: String) -> Bool {
         guard let sipCallID = state.withLock({ $0.liveCalls[call] }) else { return false }
         return emit(
-            .callState(CallStateChange(
-                call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0, reason: reason)))
+            .callState(
+                CallStateChange(
+                    call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0, reason: reason)))
     }
 
     /// Like ``synthesizeEnd(of:reason:)`` for the live call with `generation`, if any (a

@@ -78,7 +78,7 @@ extension StringProtocol {
         // Bounds first, then one copy of the slice (not a scalar-by-scalar rebuild).
         let scalars = Substring(self).unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
         else { return "" }
         return String(scalars[start...end])
     }

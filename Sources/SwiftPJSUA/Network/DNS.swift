@@ -184,8 +184,9 @@ public struct Nameserver: Sendable, Hashable, CustomStringConvertible {
             port = number
         }
         do { try self.init(host: host, port: port) } catch {
-            throw .invalidConfiguration("nameserver \"\(text)\" is not an IP address with an optional port "
-                + "(192.0.2.53, 192.0.2.53:5353, 2001:db8::53, [2001:db8::53]:5353)")
+            throw .invalidConfiguration(
+                "nameserver \"\(text)\" is not an IP address with an optional port "
+                    + "(192.0.2.53, 192.0.2.53:5353, 2001:db8::53, [2001:db8::53]:5353)")
         }
     }
 

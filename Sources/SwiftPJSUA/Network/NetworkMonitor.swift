@@ -59,11 +59,11 @@ public enum NetworkMonitors {
     /// throws.
     public static var system: any NetworkMonitor {
         #if os(Linux)
-        NetlinkNetworkMonitor()
+            NetlinkNetworkMonitor()
         #elseif canImport(Network)
-        PathNetworkMonitor()
+            PathNetworkMonitor()
         #else
-        UnavailableNetworkMonitor()
+            UnavailableNetworkMonitor()
         #endif
     }
 }

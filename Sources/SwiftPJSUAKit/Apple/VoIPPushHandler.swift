@@ -55,7 +55,8 @@
         ///   - callKit: the CallKit provider the router reports to.
         ///   - queue: the queue PushKit calls the delegate on (`nil`: the main queue).
         ///   - onToken: receives the VoIP push token's bytes to send to your SIP server (`nil`
-        ///     when it is invalidated); ``PushConfiguration/apns(teamID:bundleID:token:pushType:scope:)-(_,_,Data,_,_)``
+        ///     when it is invalidated);
+        ///     ``PushConfiguration/apns(teamID:bundleID:token:pushType:scope:)-(_,_,Data,_,_)``
         ///     takes them as they are.
         public init(
             router: CallRouter, callKit: CallKitProvider, queue: DispatchQueue? = nil,

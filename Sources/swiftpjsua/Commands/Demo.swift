@@ -120,10 +120,12 @@ struct Demo: Command {
         if let audio = try? WAVAudio(contentsOf: recordingFile) {
             let analysis = ToneAnalysis(audio, frequency: Self.toneFrequency)
             detected = analysis.detected()
-            out(String(format: "recording: %.2f s, level %.1f dBFS, %.0f%% of energy at %.0f Hz, tone in %.2f s",
-                         Double(audio.samples.count) / Double(audio.sampleRate), analysis.levelDBFS,
-                         analysis.toneEnergyRatio * 100, Self.toneFrequency,
-                         Double(analysis.toneBlocks) * 0.02))
+            out(
+                String(
+                    format: "recording: %.2f s, level %.1f dBFS, %.0f%% of energy at %.0f Hz, tone in %.2f s",
+                    Double(audio.samples.count) / Double(audio.sampleRate), analysis.levelDBFS,
+                    analysis.toneEnergyRatio * 100, Self.toneFrequency,
+                    Double(analysis.toneBlocks) * 0.02))
         } else {
             out("recording: missing or unreadable")
         }

@@ -22,8 +22,12 @@ extension EngineTests {
                 let dnsmasq = try await Dnsmasq.start(
                     folder: folder, domain: "example.test",
                     srv: [
-                        .init(service: "_sip._udp.example.test", target: "reg1.example.test", port: first.port, priority: 10),
-                        .init(service: "_sip._udp.example.test", target: "reg2.example.test", port: second.port, priority: 20),
+                        .init(
+                            service: "_sip._udp.example.test", target: "reg1.example.test", port: first.port,
+                            priority: 10),
+                        .init(
+                            service: "_sip._udp.example.test", target: "reg2.example.test", port: second.port,
+                            priority: 20),
                     ],
                     hosts: ["reg1.example.test": "127.0.0.1", "reg2.example.test": "127.0.0.1"])
                 return ExampleTestDomain(folder: folder, dnsmasq: dnsmasq, first: first, second: second)
@@ -87,16 +91,24 @@ extension EngineTests {
             // One timeout at reg1 (64 × T1), then at once the second target.
             #expect(later.first?.statusCode == 408, "\(later)")
             #expect(later.last?.outcome == .registered(expiration: .seconds(120)), "\(later)")
-            #expect(elapsed >= timers.transactionTimeout && elapsed < timers.transactionTimeout + .seconds(3), "\(elapsed)")
+            #expect(
+                elapsed >= timers.transactionTimeout && elapsed < timers.transactionTimeout + .seconds(3), "\(elapsed)")
             #expect(!domain.registers(at: domain.second).isEmpty)
             #expect(log.all.contains { $0.contains("marked unresponsive") })
-            print("DNS failover: registered at the second SRV target \(elapsed) after the first stopped (64 × T1 = \(timers.transactionTimeout))")
+            print(
+                """
+                DNS failover: registered at the second SRV target \(elapsed) after the first stopped (64 × T1 = \
+                \(timers.transactionTimeout))
+                """
+            )
 
             // The mark holds: the next refresh goes straight to reg2, with no new timeout.
             let refreshed = h.log.events.count
             let change = try await h.engine.register(alice, deadline: .seconds(5))
             #expect(change.statusCode == 200)
-            #expect(!h.log.events.dropFirst(refreshed).contains { $0.registrationOutcome(of: alice)?.isRegistered == false })
+            #expect(
+                !h.log.events.dropFirst(refreshed).contains { $0.registrationOutcome(of: alice)?.isRegistered == false }
+            )
         }
     }
 
@@ -121,7 +133,9 @@ extension EngineTests {
             #expect(accounts.contains(alice))
             #expect(addTook < .milliseconds(500), "addAccount took \(addTook)")
             #expect(askTook < .milliseconds(200), "accounts() took \(askTook)")
-            #expect(h.log.events.allSatisfy { $0.registrationOutcome(of: alice) == nil }, "no outcome before the lookup ends")
+            #expect(
+                h.log.events.allSatisfy { $0.registrationOutcome(of: alice) == nil },
+                "no outcome before the lookup ends")
 
             let failed = try await h.log.first("registration failed", timeout: .seconds(15)) {
                 $0.registrationOutcome(of: alice).map { !$0.isRegistered } ?? false
@@ -141,7 +155,8 @@ extension EngineTests {
             var refusals: [String] = []
             // Asked again every 100 ms while the nameserver is held bad.
             try? await waitUntil("registered through the nameserver", every: .milliseconds(100)) {
-                do { change = try await h.engine.register(alice, deadline: .seconds(5)) } catch let error as PJSUAError {
+                do { change = try await h.engine.register(alice, deadline: .seconds(5)) } catch let error as PJSUAError
+                {
                     refusals.append(error.description)
                 }
                 return change != nil
@@ -172,7 +187,8 @@ extension EngineTests {
         #expect(domain.registers(at: domain.second).isEmpty)
         let bad = try register(nameserver: "ns.example.test")
         #expect(try await bad.waitForExit(timeout: .seconds(20)) == 64, "\(bad.output)")
-        #expect(bad.output.contains("--nameserver: invalid configuration: nameserver \"ns.example.test\""), "\(bad.output)")
+        #expect(
+            bad.output.contains("--nameserver: invalid configuration: nameserver \"ns.example.test\""), "\(bad.output)")
     }
 
     @Test("DNS: more than four nameservers, or timing out of range, fail start with invalidConfiguration")
@@ -182,15 +198,19 @@ extension EngineTests {
             transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
             media: MediaConfiguration(soundDevice: .null))
         configuration.dns.nameservers = try (1...5).map { try Nameserver("192.0.2.\($0)") }
-        await #expect(throws: PJSUAUsageError.invalidConfiguration(
-            "dns.nameservers has 5 entries, at most 4 are allowed")) { try await engine.start(configuration) }
+        await #expect(
+            throws: PJSUAUsageError.invalidConfiguration(
+                "dns.nameservers has 5 entries, at most 4 are allowed")
+        ) { try await engine.start(configuration) }
         configuration.dns = DNSConfiguration(nameservers: [try Nameserver("192.0.2.1")], queryRetransmitInterval: .zero)
         await #expect(throws: PJSUAUsageError.self) { try await engine.start(configuration) }
         configuration.dns = DNSConfiguration(nameservers: [try Nameserver("192.0.2.1")], queryRetransmissions: -1)
         await #expect(throws: PJSUAUsageError.self) { try await engine.start(configuration) }
         // A valid one starts and shuts down (the resolver is handed back to pjsip at shutdown).
         // IPv4 only: a pjproject built without IPv6 cannot take an IPv6 nameserver.
-        configuration.dns = DNSConfiguration(nameservers: [try Nameserver("192.0.2.1"), try Nameserver("192.0.2.2:5353")])
+        configuration.dns = DNSConfiguration(nameservers: [
+            try Nameserver("192.0.2.1"), try Nameserver("192.0.2.2:5353"),
+        ])
         try await engine.start(configuration)
         await engine.shutdown()
     }

@@ -8,10 +8,11 @@ extension EngineTests {
     func digestRegistration() async throws {
         try await withSipp(scenario: "registrar_digest.xml") { sipp in
             try await EngineHarness.run { h in
-                let account = try await h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
-                    credentials: [.password("s3cret-pass", username: "alice")],
-                    registrationExpiry: .seconds(60)))
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
+                        credentials: [.password("s3cret-pass", username: "alice")],
+                        registrationExpiry: .seconds(60)))
                 let event = try await h.log.first("registration") { $0.isRegistration(of: account) }
                 guard case .registrationState(let registration) = event else { return }
                 let outcome = registration.outcome
@@ -35,9 +36,10 @@ extension EngineTests {
     func wrongPassword() async throws {
         try await withSipp(scenario: "registrar_digest.xml") { sipp in
             try await EngineHarness.run { h in
-                let account = try await h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
-                    credentials: [.password("wrong", username: "alice")]))
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
+                        credentials: [.password("wrong", username: "alice")]))
                 let event = try await h.log.first("registration") { $0.isRegistration(of: account) }
                 guard case .registrationState(let registration) = event else { return }
                 let outcome = registration.outcome
@@ -56,8 +58,9 @@ extension EngineTests {
         try await EngineHarness.run { h in
             // pjsua appends Contact parameters verbatim after the '>': they must start with ';'.
             await #expect(throws: PJSUAUsageError.self) {
-                try await h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:alice@127.0.0.1", registersOnAdd: false, contactParameters: "ob"))
+                try await h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1", registersOnAdd: false, contactParameters: "ob"))
             }
             await #expect(throws: PJSUAUsageError.invalidURI("alice")) {
                 try await h.engine.addAccount(AccountConfiguration(identity: "alice"))
@@ -65,8 +68,9 @@ extension EngineTests {
             await #expect(throws: PJSUAUsageError.invalidURI("nowhere")) {
                 try await h.engine.addAccount(AccountConfiguration(identity: "sip:a@b", registrar: "nowhere"))
             }
-            let local = try await h.engine.addAccount(AccountConfiguration(
-                identity: "\"Alice\" <sip:alice@127.0.0.1>", registersOnAdd: false))
+            let local = try await h.engine.addAccount(
+                AccountConfiguration(
+                    identity: "\"Alice\" <sip:alice@127.0.0.1>", registersOnAdd: false))
             #expect(try await h.engine.accounts().contains(local))
             try await h.engine.removeAccount(local)
             await #expect(throws: PJSUAUsageError.unknownAccount(local)) { try await h.engine.accountInfo(local) }

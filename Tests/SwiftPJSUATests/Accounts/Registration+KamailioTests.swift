@@ -114,9 +114,10 @@ extension EngineTests {
     func intervalTooBrief() async throws {
         try await withSipp(scenario: "registrar_423.xml") { sipp in
             try await EngineHarness.run { h in
-                let account = try await h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
-                    registrationExpiry: .seconds(60)))
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(sipp.port)",
+                        registrationExpiry: .seconds(60)))
                 let event = try await h.log.first("registration") { $0.isRegistration(of: account) }
                 #expect(event.registrationOutcome(of: account) == .registered(expiration: .seconds(3600)))
                 #expect(try await h.engine.accountInfo(account).expiresIn > .seconds(3500))
@@ -151,8 +152,9 @@ extension EngineTests {
             let engine = PJSUA()
             let log = EventLog(engine.events)
             let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
-            try await engine.start(Configuration(
-                transports: loopbackUDP, media: nullSound, timers: timers))
+            try await engine.start(
+                Configuration(
+                    transports: loopbackUDP, media: nullSound, timers: timers))
             let interval = Duration.seconds(2)
             let alice = try await engine.addAccount(kamailio.account("alice", retry: interval))
             try await log.first("registered") { $0.isRegistration(of: alice, active: true) }
@@ -194,8 +196,10 @@ extension EngineTests {
         try await withKamailio { kamailio in
             let engine = PJSUA()
             let log = EventLog(engine.events)
-            try await engine.start(Configuration(
-                transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
+            try await engine.start(
+                Configuration(
+                    transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)],
+                    media: nullSound))
             let tcp = try #require(try await engine.transports().first)
             #expect(tcp.type == .tcp)
             let alice = try await engine.addAccount(kamailio.account("alice", transport: tcp.transport))
@@ -221,9 +225,13 @@ extension EngineTests {
             func register(trusting caFile: String?) async throws -> PJSUAEvent {
                 let engine = PJSUA()
                 let log = EventLog(engine.events)
-                try await engine.start(Configuration(transports: [TransportConfiguration(
-                    type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))],
-                    media: nullSound))
+                try await engine.start(
+                    Configuration(
+                        transports: [
+                            TransportConfiguration(
+                                type: .tls, bindAddress: "127.0.0.1", port: 0, tls: TLSConfiguration(caFile: caFile))
+                        ],
+                        media: nullSound))
                 let tls = try await engine.transports().first?.transport
                 let alice = try await engine.addAccount(
                     kamailio.account("alice", transport: tls, registrar: registrar))
@@ -253,17 +261,21 @@ extension EngineTests {
         }
     }
 
-    @Test("Kamailio over IPv6: registers on [::1] over UDP", .enabled(if: PJSUA.supportsIPv6, "this pjproject was built without IPv6"))
+    @Test(
+        "Kamailio over IPv6: registers on [::1] over UDP",
+        .enabled(if: PJSUA.supportsIPv6, "this pjproject was built without IPv6"))
     func kamailioIPv6() async throws {
         try await withKamailio(ipv6: true) { kamailio in
             let port6 = try #require(kamailio.ipv6Port)
             let engine = PJSUA()
             let log = EventLog(engine.events)
-            try await engine.start(Configuration(
-                transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)], media: nullSound))
-            let alice = try await engine.addAccount(AccountConfiguration(
-                identity: "sip:alice@[::1]:\(port6)", registrar: "sip:[::1]:\(port6)",
-                credentials: [.password(Kamailio.passwords["alice"] ?? "", username: "alice")]))
+            try await engine.start(
+                Configuration(
+                    transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)], media: nullSound))
+            let alice = try await engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:alice@[::1]:\(port6)", registrar: "sip:[::1]:\(port6)",
+                    credentials: [.password(Kamailio.passwords["alice"] ?? "", username: "alice")]))
             let event = try await log.first("registration") { $0.isRegistration(of: alice) }
             #expect(event.registrationOutcome(of: alice) == .registered(expiration: .seconds(300)), "\(event)")
             await engine.shutdown()
@@ -327,7 +339,7 @@ extension EngineTests {
             let parameters = ";pn-provider=apns;pn-param=ABCDE12345.com.example.phone.voip;pn-prid=00aa11bb"
             #expect(
                 contacts.first?.contains(parameters) == true,
-                    "\(contacts)")
+                "\(contacts)")
             #expect(contacts.contains { $0.contains("pn-prid=99ff88ee") })
         }
     }
@@ -338,8 +350,9 @@ extension EngineTests {
     func removeAccountDeadline() async throws {
         try await withSipp(scenario: "registrar_ignores_unregister.xml") { registrar in
             try await EngineHarness.run { h in
-                let account = try await h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
                 try await h.log.first("registered") { $0.isRegistration(of: account, active: true) }
                 let start = ContinuousClock.now
                 let outcome = try await h.engine.removeAccount(account, deadline: .seconds(1))

@@ -10,12 +10,14 @@ extension EngineTests {
     func staleNonceLimitReason() async throws {
         try await withSipp(scenario: "registrar_always_stale.xml") { registrar in
             try await EngineHarness.run { h in
-                let account = try await h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)",
-                    credentials: [.password("pw", username: "alice")]))
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)",
+                        credentials: [.password("pw", username: "alice")]))
                 let failed = try await h.log.first("failed") { $0.isRegistration(of: account) }
-                #expect(failed.registrationOutcome(of: account)
-                    == .failed(statusCode: 401, reason: RegistrationOutcome.staleNonceLimitReason))
+                #expect(
+                    failed.registrationOutcome(of: account)
+                        == .failed(statusCode: 401, reason: RegistrationOutcome.staleNonceLimitReason))
                 let info = try await h.engine.accountInfo(account)
                 #expect(info.statusCode == 401 && info.reason == RegistrationOutcome.staleNonceLimitReason, "\(info)")
                 // The first REGISTER and three stale retries: sipp's scenario saw exactly four.
@@ -28,9 +30,10 @@ extension EngineTests {
     func wrongPasswordReason() async throws {
         try await withSipp(scenario: "registrar_digest.xml") { registrar in
             try await EngineHarness.run { h in
-                let account = try await h.engine.addAccount(AccountConfiguration(
-                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)",
-                    credentials: [.password("not-the-password", username: "alice")]))
+                let account = try await h.engine.addAccount(
+                    AccountConfiguration(
+                        identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)",
+                        credentials: [.password("not-the-password", username: "alice")]))
                 let failed = try await h.log.first("failed") { $0.isRegistration(of: account) }
                 #expect(failed.registrationOutcome(of: account) == .failed(statusCode: 403, reason: "Forbidden"))
             }
@@ -43,8 +46,9 @@ extension EngineTests {
             let engine = PJSUA()
             let log = EventLog(engine.events)
             try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
-            let account = try await engine.addAccount(AccountConfiguration(
-                identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+            let account = try await engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
             try await log.first("registered") { $0.isRegistration(of: account, active: true) }
             await engine.shutdown(deadline: .seconds(1))
             let outcomes = log.events.compactMap { $0.registrationOutcome(of: account) }

@@ -40,7 +40,10 @@ extension EngineTests {
 
 extension EngineTests {
     @Test(
-        "CLI: swiftpjsua call --header --dtmf --transfer-to --hold-after does each, and prints DTMF, hold and transfer events"
+        """
+        CLI: swiftpjsua call --header --dtmf --transfer-to --hold-after does each, and prints DTMF, hold and transfer \
+        events
+        """
     )
     func cliCallFeatures() async throws {
         try await EngineHarness.run { h in

@@ -24,7 +24,8 @@ extension EngineTests {
 
                 // 2 s of 1 kHz out; what returns over the last 1.5 s carries it.
                 let tone = WAVAudio.tone(
-                    frequency: 1000, duration: .seconds(2), sampleRate: 8000, amplitude: 0.2).samples
+                    frequency: 1000, duration: .seconds(2), sampleRate: 8000, amplitude: 0.2
+                ).samples
                 let listening = Task { await Self.collect(received, for: .seconds(2)) }
                 try await writer.write(tone)
                 let back = Self.analysis(of: Array(await listening.value.dropFirst(50)), frequency: 1000)
@@ -35,7 +36,8 @@ extension EngineTests {
                     frame.samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, frame.samples.count))
                 }
                 let click = WAVAudio.tone(
-                    frequency: 2000, duration: .milliseconds(20), sampleRate: 8000, amplitude: 0.5).samples
+                    frequency: 2000, duration: .milliseconds(20), sampleRate: 8000, amplitude: 0.5
+                ).samples
                 var iterator = received.makeAsyncIterator()
                 var trips: [Duration] = []
                 for _ in 0..<5 {
@@ -72,7 +74,8 @@ extension EngineTests {
         try await withTemporaryFolder { folder in
             let port = FreePort.udp()
             let cli = try await PeerProcess.swiftpjsua(
-                "swiftpjsua-listen", [
+                "swiftpjsua-listen",
+                [
                     "listen", "--bind", "127.0.0.1", "--port", String(port), "--header", "X-Answered-By: cli",
                     "--dtmf", "9*",
                     "--transfer-to", "sip:elsewhere@127.0.0.1:5999", "--hold-after", "0.3",

@@ -77,12 +77,16 @@ extension EngineTests {
     func cliAccountOptionErrors() async throws {
         try await withTemporaryFolder { folder in
             let cases: [[String]] = [
-                ["register", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1", "--username", "a",
-                 "--password-env", "SWIFTPJSUA_UNSET_VARIABLE"],
+                [
+                    "register", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1", "--username", "a",
+                    "--password-env", "SWIFTPJSUA_UNSET_VARIABLE",
+                ],
                 ["register", "--bind", "127.0.0.1", "--id", "sip:a@127.0.0.1"],
                 ["register", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1", "--transport", "sctp"],
-                ["call", "sip:b@127.0.0.1", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1",
-                 "--ca-file", "/nonexistent.pem"],
+                [
+                    "call", "sip:b@127.0.0.1", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1",
+                    "--ca-file", "/nonexistent.pem",
+                ],
             ]
             for (index, arguments) in cases.enumerated() {
                 let tool = try PeerProcess(

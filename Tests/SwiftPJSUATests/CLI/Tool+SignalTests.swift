@@ -22,14 +22,20 @@ extension EngineTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
-            process.terminationHandler = { _ in continuation.yield(); continuation.finish() }
+            process.terminationHandler = { _ in
+                continuation.yield(); continuation.finish()
+            }
             try process.run()
             // The signal's moment after launch is what is under test.
             try await Task.sleep(for: .milliseconds(launch < 50 ? 10 : 20 + (launch % 7) * 10))
             kill(process.processIdentifier, SIGTERM)
             let exited = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { for await _ in stream { return true }; return true }
-                group.addTask { try? await Task.sleep(for: .seconds(10)); return false }  // the deadline
+                group.addTask {
+                    for await _ in stream { return true }; return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(10)); return false
+                }  // the deadline
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first

@@ -74,7 +74,10 @@ extension EngineTests {
 
 extension EngineTests {
     @Test(
-        "Custom headers: incomingCall lists the INVITE's X- and P-Asserted-Identity headers; make/answer/hangup send ours"
+        """
+        Custom headers: incomingCall lists the INVITE's X- and P-Asserted-Identity headers; make/answer/hangup send \
+        ours
+        """
     )
     func customHeaders() async throws {
         try await withSipp(scenario: "uas") { uas in
@@ -254,7 +257,9 @@ extension EngineTests {
     @Test("Headers pjsip cannot parse are refused before they go out; integer literals pick the current hangup")
     func unparseableHeadersRefused() async throws {
         try await EngineHarness.run { h in
-            for header in [SIPHeader(name: "Expires", value: "not-a-number"), SIPHeader(name: "Max-Forwards", value: "many")] {
+            for header in [
+                SIPHeader(name: "Expires", value: "not-a-number"), SIPHeader(name: "Max-Forwards", value: "many"),
+            ] {
                 await #expect(throws: PJSUAUsageError.invalidHeader("\(header.name): \(header.value)")) {
                     try await h.engine.placeCall(to: h.uri("x"), from: h.account, headers: [header])
                 }
@@ -266,7 +271,8 @@ extension EngineTests {
             #expect(incoming.headers.value(of: "Expires") == "60")
             try await h.engine.hangup(incoming.call, statusCode: 486)  // the Int? form, no deprecation warning
             for await _ in outgoing.events {}
-            await #expect(throws: PJSUAUsageError.invalidArgument("a DTMF digit lasts 1 ms to 10 s, not 20.0 seconds")) {
+            await #expect(throws: PJSUAUsageError.invalidArgument("a DTMF digit lasts 1 ms to 10 s, not 20.0 seconds"))
+            {
                 try await h.engine.sendDTMF(outgoing.call, digits: "1", duration: .seconds(20))
             }
         }
@@ -301,7 +307,11 @@ extension EngineTests {
             let hungUp = ContinuousClock.now
             try await h.engine.hangup(caller)
             let isEnd: @Sendable (TimestampedEvent, Call) -> Bool = { stamped, leg in
-                if case .callState(let change) = stamped.event, change.call == leg, change.state == .disconnected { true } else { false }
+                if case .callState(let change) = stamped.event, change.call == leg, change.state == .disconnected {
+                    true
+                } else {
+                    false
+                }
             }
             let records = try await stamped.wait("both legs DISCONNECTED") { records in
                 records.contains { isEnd($0, caller) } && records.contains { isEnd($0, callee) }

@@ -44,7 +44,8 @@ extension EngineTests {
         }
     }
 
-    @Test("Hold lost to glare on a call we answered: the 491 is retried within 0–2 s, and the retry's 200 holds the call")
+    @Test(
+        "Hold lost to glare on a call we answered: the 491 is retried within 0–2 s, and the retry's 200 holds the call")
     func holdRetriedAfterGlareAsCallee() async throws {
         try await EngineHarness.run { h in
             let sipp = try await h.sippCaller("uac_reinvite_491_then_200.xml")
@@ -122,7 +123,10 @@ extension EngineTests {
     }
 
     @Test(
-        "Hold per RFC 3264/6337 against sipp: sendonly, sendonly again, sendrecv; inactive when held; remote sendonly and inactive are remote hold"
+        """
+        Hold per RFC 3264/6337 against sipp: sendonly, sendonly again, sendrecv; inactive when held; remote sendonly \
+        and inactive are remote hold
+        """
     )
     func holdOffersOnTheWire() async throws {
         try await EngineHarness.run { h in

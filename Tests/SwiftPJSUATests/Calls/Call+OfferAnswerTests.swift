@@ -45,7 +45,9 @@ extension EngineTests {
                 try await h.engine.setCodecPriority("PCMU", 255)
                 let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
                 let isEarly: @Sendable (PJSUAEvent) -> Bool = {
-                    if case .callState(let change) = $0 { change.call == call && change.lastStatus == 183 } else {
+                    if case .callState(let change) = $0 {
+                        change.call == call && change.lastStatus == 183
+                    } else {
                         false
                     }
                 }

@@ -5,7 +5,8 @@ import Testing
 
 /// Calls between users registered at Kamailio.
 extension EngineTests {
-    @Test("Through Kamailio: the engine registers alice, swiftpjsua registers bob, alice calls bob and her tone arrives")
+    @Test(
+        "Through Kamailio: the engine registers alice, swiftpjsua registers bob, alice calls bob and her tone arrives")
     func callBetweenRegisteredUsers() async throws {
         try await withTemporaryFolder { folder in
             let kamailio = try await Kamailio.start(folder: folder)

@@ -73,7 +73,10 @@ extension EngineTests {
     }
 
     @Test(
-        "INVITE with Replaces: incomingCall naming the replaced call, INCOMING, callReplaced before the old call's end; 200 and BYE on the wire; a refusing handler answers 603 and keeps the call"
+        """
+        INVITE with Replaces: incomingCall naming the replaced call, INCOMING, callReplaced before the old call's end; \
+        200 and BYE on the wire; a refusing handler answers 603 and keeps the call
+        """
     )
     func inviteWithReplaces() async throws {
         try await EngineHarness.run { h in
@@ -179,7 +182,10 @@ extension EngineTests {
     }
 
     @Test(
-        "INVITE with Replaces for a call we placed that is still ringing: answered 200, the old call CANCELled after callReplaced"
+        """
+        INVITE with Replaces for a call we placed that is still ringing: answered 200, the old call CANCELled after \
+        callReplaced
+        """
     )
     func inviteReplacesEarlyCall() async throws {
         try await EngineHarness.run { h in
@@ -291,7 +297,10 @@ extension EngineTests {
     }
 
     @Test(
-        "Engine to engine: attended transfer's REFER, the transferee's INVITE with Replaces, the target's replacement events"
+        """
+        Engine to engine: attended transfer's REFER, the transferee's INVITE with Replaces, the target's replacement \
+        events
+        """
     )
     func attendedTransferEndToEnd() async throws {
         try await EngineHarness.run { h in

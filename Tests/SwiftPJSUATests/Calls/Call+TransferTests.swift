@@ -20,7 +20,10 @@ extension EngineTests {
     /// The transferee answers the REFER (202, then the final NOTIFY) 1.5 s after the engine
     /// hung up; with `maxCalls: 1` a second call is in the same slot by then.
     @Test(
-        "A REFER answered after BYE: one final transferStatus (487) before DISCONNECTED, no phantom call, none for a call in the reused slot",
+        """
+        A REFER answered after BYE: one final transferStatus (487) before DISCONNECTED, no phantom call, none for a \
+        call in the reused slot
+        """,
         arguments: LateREFERAnswerCase.allCases)
     func lateREFERAnswer(_ landing: LateREFERAnswerCase) async throws {
         try await withTemporaryFolder { folder in
@@ -100,7 +103,8 @@ extension EngineTests {
         try await withSipp(scenario: "uas_refer_202_no_notify.xml") { transferee in
             let t1 = Duration.milliseconds(50)
             try await EngineHarness.run(
-                timers: SIPTimers(t1: t1, t2: .milliseconds(400), t4: .milliseconds(500))) { h in
+                timers: SIPTimers(t1: t1, t2: .milliseconds(400), t4: .milliseconds(500))
+            ) { h in
                 let call = try await h.confirmedCall(to: transferee.uri)
                 let sent = ContinuousClock.now
                 try await h.engine.transfer(call, to: "sip:carol@127.0.0.1:5999")
@@ -212,7 +216,8 @@ extension EngineTests {
     /// transfer, RFC 3891), waits for the transfer's final status and ends both calls.
     /// - Returns: B's Call-ID.
     static func attendedTransfer(
-        to transferee: Sipp, replacing target: Sipp, _ h: EngineHarness) async throws -> String {
+        to transferee: Sipp, replacing target: Sipp, _ h: EngineHarness
+    ) async throws -> String {
         let a = try await h.engine.makeCall(to: transferee.uri, from: h.account)
         let b = try await h.engine.makeCall(to: target.uri, from: h.account)
         try await h.log.wait("both confirmed") { events in
@@ -291,7 +296,9 @@ extension EngineTests {
             #expect(h.log.events.filter { $0.incomingCall != nil }.count == 3)
             #expect(
                 h.log.events.contains {
-                    if case .transferRequest(let answer) = $0, answer.call == second, answer.statusCode == 603 { return true }
+                    if case .transferRequest(let answer) = $0, answer.call == second, answer.statusCode == 603 {
+                        return true
+                    }
                     return false
                 })
         }

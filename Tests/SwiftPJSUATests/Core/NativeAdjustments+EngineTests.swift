@@ -51,7 +51,9 @@ private final class RequestSink: @unchecked Sendable {
             var source = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let count = withUnsafeMutablePointer(to: &source) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &length) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(fd, &buffer, buffer.count, 0, $0, &length)
+                }
             }
             guard count > 0 else { continue }
             let text = String(decoding: buffer.prefix(count), as: UTF8.self)
@@ -84,7 +86,7 @@ private final class RequestSink: @unchecked Sendable {
 private func headerValues(_ name: String, in text: String) -> [String] {
     text.components(separatedBy: "\r\n").compactMap { line in
         guard let colon = line.firstIndex(of: ":"),
-              line[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased()
+            line[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased()
         else { return nil }
         return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
     }
@@ -136,7 +138,9 @@ extension EngineTests {
             let call = try await h.engine.makeCall(to: "sip:bob@127.0.0.1:9", from: account)
             let invite = try #require(await sink.request("INVITE", timeout: .seconds(10)))
             #expect(invite.text.hasPrefix("INVITE sip:bob@127.0.0.1:9 SIP/2.0"), "\(invite.text)")
-            #expect(headerValues("Route", in: invite.text).contains { $0.contains("127.0.0.1:\(sink.port)") }, "\(invite.text)")
+            #expect(
+                headerValues("Route", in: invite.text).contains { $0.contains("127.0.0.1:\(sink.port)") },
+                "\(invite.text)")
             #expect(headerValues("Session-Expires", in: invite.text).first?.hasPrefix("1234") == true, "\(invite.text)")
             #expect(headerValues("Min-SE", in: invite.text).first == "90", "\(invite.text)")
             #expect(headerValues("Content-Length", in: invite.text + "\r\n").first == "0", "\(invite.text)")
@@ -181,13 +185,17 @@ extension EngineTests {
         // The codec's packet time (pjsua_media_config.ptime), which the engine does not model:
         // 40 ms of PCMU is 320 payload bytes per RTP packet instead of the 160 of 20 ms.
         adjustments.media = NativeAdjustment { $0.ptime = 40 }
-        adjustments.logging = NativeAdjustment { $0.decor = UInt32(PJ_LOG_HAS_SENDER.rawValue | PJ_LOG_HAS_NEWLINE.rawValue) }
+        adjustments.logging = NativeAdjustment {
+            $0.decor = UInt32(PJ_LOG_HAS_SENDER.rawValue | PJ_LOG_HAS_NEWLINE.rawValue)
+        }
         try await EngineHarness.run(logHandler: lines, logLevel: 4, nativeAdjustments: adjustments) { h in
             for codec in try await h.engine.codecs() where !codec.id.hasPrefix("PCMU/") {
                 try await h.engine.setCodecPriority(codec.id, 0)
             }
             let (caller, callee) = try await h.selfCall()
-            try await h.poll("10 RTP packets from the caller") { try await $0.streamStatistics(caller).packetsSent >= 10 }
+            try await h.poll("10 RTP packets from the caller") {
+                try await $0.streamStatistics(caller).packetsSent >= 10
+            }
             let sent = try await h.engine.streamStatistics(caller)
             #expect(sent.bytesSent == sent.packetsSent * 320, "\(sent)")
             try await h.hangUp(caller, waitingFor: callee)

@@ -36,11 +36,13 @@ final class DriverThreads: Sendable {
 final class EngineBox: Sendable {
     private let engine: Protected<PJSUA?>
     init(_ engine: PJSUA) { self.engine = Protected(engine) }
-    func take() -> PJSUA? { engine.withLock { engine in
-        let taken = engine
-        engine = nil
-        return taken
-    } }
+    func take() -> PJSUA? {
+        engine.withLock { engine in
+            let taken = engine
+            engine = nil
+            return taken
+        }
+    }
 }
 
 /// Runs `body` on a new serial dispatch queue and waits for it.
@@ -168,8 +170,9 @@ extension EngineTests {
         await next.shutdown()
     }
 
-    @Test("A consumer that calls callInfo, answer and hangup on every event, with 20 calls churning, never deadlocks",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "A consumer that calls callInfo, answer and hangup on every event, with 20 calls churning, never deadlocks",
+        .timeLimit(.minutes(1)))
     func reentrantConsumer() async throws {
         try await EngineHarness.run(maxCalls: 64) { h in
             let engine = h.engine
@@ -225,13 +228,15 @@ extension EngineTests {
     @Test("A reused slot: the old handle throws unknownCall and never sees the new call's events")
     func staleHandleAfterSlotReuse() async throws {
         try await EngineHarness.run(maxCalls: 2) { h in
-            let first = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log, matching: ())
+            let first = try await h.engine.answeredSelfCall(
+                to: h.uri("self"), from: h.account, log: h.log, matching: ())
             let firstEvents = h.engine.events(for: first.caller)
             try await h.log.first("first call confirmed") { $0.isState(.confirmed, of: first.caller) }
             try await h.engine.hangup(first.caller)
             try await h.log.first("first callee ended") { $0.isState(.disconnected, of: first.callee) }
             try await h.poll("slots free") { try await $0.callSlotsInUse() == 0 }
-            let second = try await h.engine.answeredSelfCall(to: h.uri("self"), from: h.account, log: h.log, matching: ())
+            let second = try await h.engine.answeredSelfCall(
+                to: h.uri("self"), from: h.account, log: h.log, matching: ())
             #expect(second.caller.slot == first.caller.slot)
             #expect(second.caller != first.caller)
             try await h.log.first("second call confirmed") { $0.isState(.confirmed, of: second.caller) }
@@ -248,7 +253,8 @@ extension EngineTests {
             #expect(delivered.allSatisfy { $0.call == first.caller }, "\(delivered)")
             #expect(delivered.last?.isState(.disconnected) == true)
             // Handles that name no slot of this engine: typed errors, never pjsua's assertion.
-            for forged in [Call(slot: 2, generation: 1), Call(slot: 511, generation: 1), Call(slot: -5, generation: 1)] {
+            for forged in [Call(slot: 2, generation: 1), Call(slot: 511, generation: 1), Call(slot: -5, generation: 1)]
+            {
                 await #expect(throws: PJSUAUsageError.unknownCall(forged)) { try await h.engine.hangup(forged) }
             }
             try await h.engine.hangup(second.caller)
@@ -265,7 +271,9 @@ extension EngineTests {
             let hub = try await h.engine.runtime().bridge.hub
             let ghost = Call(slot: 5, generation: nextGeneration())
             let ghostEvents = h.engine.events(for: ghost)
-            hub.emit(.callState(CallStateChange(call: ghost, state: .calling, sipCallID: "ghost", lastStatus: 0, reason: "")))
+            hub.emit(
+                .callState(CallStateChange(call: ghost, state: .calling, sipCallID: "ghost", lastStatus: 0, reason: ""))
+            )
             #expect(try await h.engine.activeCalls().contains(ghost))
             let events = try await withDeadline("the lost call's terminal event", .seconds(5)) {
                 await collectStates(ghostEvents)
@@ -327,8 +335,9 @@ extension EngineTests {
         let engine = PJSUA()
         let log = EventLog(engine.events)
         try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
-        _ = try await engine.addAccount(AccountConfiguration(
-            identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+        _ = try await engine.addAccount(
+            AccountConfiguration(
+                identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
         try await log.first("registered") { $0.isRegistration(active: true) }
         let clock = ContinuousClock()
         let began = clock.now
@@ -341,7 +350,12 @@ extension EngineTests {
         #expect(result.successfulCalls == 1, "the unregistration was sent: \(result)")
     }
 
-    @Test("Cancelling call(_:from:) while it rings sends CANCEL and throws CancellationError; a rejection throws CallFailedError")
+    @Test(
+        """
+        Cancelling call(_:from:) while it rings sends CANCEL and throws CancellationError; a rejection throws \
+        CallFailedError
+        """
+    )
     func cancellingConvenienceCall() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

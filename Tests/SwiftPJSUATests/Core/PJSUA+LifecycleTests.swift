@@ -28,8 +28,9 @@ extension EngineTests {
             let engine = PJSUA()
             let log = EventLog(engine.events)
             try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
-            _ = try await engine.addAccount(AccountConfiguration(
-                identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
+            _ = try await engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:alice@127.0.0.1", registrar: "sip:127.0.0.1:\(registrar.port)"))
             try await log.first("registered") { $0.isRegistration(active: true) }
             let first = Task { await engine.shutdown(deadline: .seconds(2)) }
             // sipp's scenario ends when the unregistration arrives (and stays unanswered): the
@@ -44,11 +45,15 @@ extension EngineTests {
         }
     }
 
-    @Test("IPv6: a local account on udp6 [::1] places and receives a call", .enabled(if: PJSUA.supportsIPv6, "this pjproject was built without IPv6"))
+    @Test(
+        "IPv6: a local account on udp6 [::1] places and receives a call",
+        .enabled(if: PJSUA.supportsIPv6, "this pjproject was built without IPv6"))
     func ipv6SelfCall() async throws {
         let engine = PJSUA()
         let log = EventLog(engine.events)
-        try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)], media: nullSound))
+        try await engine.start(
+            Configuration(
+                transports: [TransportConfiguration(type: .udp6, bindAddress: "::1", port: 0)], media: nullSound))
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
         let (caller, callee) = try await engine.answeredSelfCall(to: "sip:self@[::1]:\(port)", from: account, log: log)
@@ -62,13 +67,15 @@ extension EngineTests {
     func lineBreaksRejected() async throws {
         let engine = PJSUA()
         await #expect(throws: PJSUAUsageError.self) {
-            try await engine.start(Configuration(transports: loopbackUDP, userAgent: "x\r\nX-Injected: 1", media: nullSound))
+            try await engine.start(
+                Configuration(transports: loopbackUDP, userAgent: "x\r\nX-Injected: 1", media: nullSound))
         }
         try await engine.start(Configuration(transports: loopbackUDP, media: nullSound))
         await #expect(throws: PJSUAUsageError.self) {
-            try await engine.addAccount(AccountConfiguration(
-                identity: "sip:a@127.0.0.1", registersOnAdd: false,
-                registerHeaders: [SIPHeader(name: "X-A", value: "1\r\nX-B: 2")]))
+            try await engine.addAccount(
+                AccountConfiguration(
+                    identity: "sip:a@127.0.0.1", registersOnAdd: false,
+                    registerHeaders: [SIPHeader(name: "X-A", value: "1\r\nX-B: 2")]))
         }
         await engine.shutdown()
     }
@@ -86,13 +93,16 @@ extension EngineTests {
         // Nothing to end or detach before start: both return without touching pjsua.
         await engine.hangupAll()
         await engine.deactivateAudioDevice()
-        try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
+        try await engine.start(
+            Configuration(
+                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         await #expect(throws: PJSUAUsageError.alreadyStarted) { try await engine.start() }
         let other = PJSUA()
         await #expect(throws: PJSUAUsageError.anotherEngineRunning) {
-            try await other.start(Configuration(
-                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
+            try await other.start(
+                Configuration(
+                    transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
+                    media: nullSound))
         }
         let account = try await engine.addLocalAccount()
         await #expect(throws: PJSUAUsageError.unknownCall(stale)) { try await engine.hangup(stale) }
@@ -121,10 +131,13 @@ extension EngineTests {
         await #expect(throws: PJSUAUsageError.unknownCall(call)) { try await engine.hangup(call) }
         await engine.shutdown()
         await engine.shutdown()
-        await #expect(throws: PJSUAUsageError.shutDown) { try await engine.makeCall(to: "sip:a@127.0.0.1", from: account) }
+        await #expect(throws: PJSUAUsageError.shutDown) {
+            try await engine.makeCall(to: "sip:a@127.0.0.1", from: account)
+        }
         // Start again in the same process.
-        try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
+        try await engine.start(
+            Configuration(
+                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)], media: nullSound))
         #expect(await engine.isRunning)
         _ = try await engine.addLocalAccount()
         await engine.shutdown()
@@ -135,17 +148,22 @@ extension EngineTests {
         let engine = PJSUA()
         // Two transports on the same fixed port: the second bind fails inside pjsua.
         let port = FreePort.udp()
-        let clash = Configuration(transports: [
-            TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port),
-            TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port),
-        ], media: nullSound)
+        let clash = Configuration(
+            transports: [
+                TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port),
+                TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port),
+            ], media: nullSound)
         await #expect(throws: PJSUAError.self) { try await engine.start(clash) }
         #expect(await !engine.isRunning)
-        await #expect(throws: PJSUAUsageError.invalidConfiguration("maxCalls must be 1...\(PJSUA.compiledCallLimit), got 0")) {
+        await #expect(
+            throws: PJSUAUsageError.invalidConfiguration("maxCalls must be 1...\(PJSUA.compiledCallLimit), got 0")
+        ) {
             try await engine.start(Configuration(maxCalls: 0, media: nullSound))
         }
-        try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port)], media: nullSound))
+        try await engine.start(
+            Configuration(
+                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: port)], media: nullSound
+            ))
         let bound = try await engine.transports()
         #expect(bound.map(\.port) == [port])
         await engine.shutdown()

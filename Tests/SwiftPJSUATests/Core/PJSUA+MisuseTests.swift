@@ -112,8 +112,9 @@ extension EngineTests {
             var failures = 0
             for index in 0..<40 {
                 do {
-                    _ = try await h.engine.addAccount(AccountConfiguration(
-                        identity: "sip:user\(index)@127.0.0.1", registersOnAdd: false))
+                    _ = try await h.engine.addAccount(
+                        AccountConfiguration(
+                            identity: "sip:user\(index)@127.0.0.1", registersOnAdd: false))
                     added += 1
                 } catch {
                     #expect((error as? PJSUAError)?.code == .tooMany, "\(error)")
@@ -171,7 +172,11 @@ extension EngineTests {
             // A REFER would have been answered within milliseconds over loopback; then check.
             try await h.engine.setHold(caller)
             try await h.log.first("held") {
-                if case .callMediaState(let mediaChange) = $0, mediaChange.call == caller { return true } else { return false }
+                if case .callMediaState(let mediaChange) = $0, mediaChange.call == caller {
+                    return true
+                } else {
+                    return false
+                }
             }
             #expect(try await h.engine.callInfo(caller).state == .confirmed)
             try await h.engine.hangup(caller)
@@ -188,9 +193,11 @@ extension EngineTests {
             TLSConfiguration(certificateFile: "/nonexistent/cert.pem", privateKeyFile: "/nonexistent/key.pem"),
         ] {
             await #expect(throws: PJSUAUsageError.self) {
-                try await engine.start(Configuration(transports: [
-                    TransportConfiguration(type: .tls, bindAddress: "127.0.0.1", port: 0, tls: tls)
-                ], media: nullSound))
+                try await engine.start(
+                    Configuration(
+                        transports: [
+                            TransportConfiguration(type: .tls, bindAddress: "127.0.0.1", port: 0, tls: tls)
+                        ], media: nullSound))
             }
             await engine.shutdown()
         }

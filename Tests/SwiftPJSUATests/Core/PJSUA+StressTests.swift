@@ -54,7 +54,6 @@ extension PJSUAEvent {
     }
 }
 
-
 /// What one call's own event stream showed.
 struct CallRecord: Sendable {
     var call: Call
@@ -289,14 +288,16 @@ extension EngineTests {
                 let late = lateAnswers[call]
                 #expect(late as? PJSUAUsageError == .unknownCall(call), "\(call): \(String(describing: late))")
             }
-            print("stress 3: \(cancelled) cancelled (487), \(confirmed) confirmed then ended, "
-                + "\(answerErrors.withLock { $0.count }) answers refused")
+            print(
+                "stress 3: \(cancelled) cancelled (487), \(confirmed) confirmed then ended, "
+                    + "\(answerErrors.withLock { $0.count }) answers refused")
             #expect(cancelled + confirmed == total)
         }
     }
 
-    @Test("Stress 4: shutdown with three established calls and a conference link: terminal events, then one BYE each",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "Stress 4: shutdown with three established calls and a conference link: terminal events, then one BYE each",
+        .timeLimit(.minutes(1)))
     func stressShutdownWithEstablishedCalls() async throws {
         try await withSipp(scenario: "uas", calls: 3) { sipp in
             let engine = PJSUA()

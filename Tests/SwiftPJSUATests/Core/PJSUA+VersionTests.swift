@@ -46,10 +46,12 @@ extension EngineTests {
     func withoutIPv6TypedErrors() async throws {
         let engine = PJSUA()
         await #expect {
-            try await engine.start(Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1")], media: nullSound))
+            try await engine.start(
+                Configuration(transports: [TransportConfiguration(type: .udp6, bindAddress: "::1")], media: nullSound))
         } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
         // Nothing was left running: an IPv4 start works, and an IPv6 RTP address is refused.
-        try await engine.start(Configuration(transports: loopbackUDP, media: MediaConfiguration(soundDevice: .null, rtpAddress: "::1")))
+        try await engine.start(
+            Configuration(transports: loopbackUDP, media: MediaConfiguration(soundDevice: .null, rtpAddress: "::1")))
         await #expect {
             try await engine.addLocalAccount()
         } throws: { ($0 as? PJSUAError)?.code == .addressFamilyNotSupported }
@@ -74,8 +76,8 @@ let otherPJProject: (libdir: String, version: String)? = {
     }
     for folder in folders {
         guard let pc = try? String(contentsOfFile: "\(folder)/pkgconfig/libpjproject.pc", encoding: .utf8),
-              FileManager.default.fileExists(atPath: "\(folder)/libpj.so.2"),
-              let line = pc.split(separator: "\n").first(where: { $0.hasPrefix("Version:") })
+            FileManager.default.fileExists(atPath: "\(folder)/libpj.so.2"),
+            let line = pc.split(separator: "\n").first(where: { $0.hasPrefix("Version:") })
         else { continue }
         let version = line.dropFirst("Version:".count).trimmingCharacters(in: .whitespaces)
         if version != loaded { return (folder, version) }
@@ -99,7 +101,8 @@ extension EngineTests {
                     environment: ["LD_LIBRARY_PATH": other.libdir])
                 let status = try await tool.waitForExit(timeout: .seconds(20))
                 #expect(status == 1, "\(tool.output)")
-                let expected = command == ["version"]
+                let expected =
+                    command == ["version"]
                     ? "pjproject \(other.version) loaded\n"
                     : "pjproject \(other.version) is loaded, but the engine was compiled against pjproject \(compiled)"
                 #expect(tool.output.contains(expected), "\(tool.output)")

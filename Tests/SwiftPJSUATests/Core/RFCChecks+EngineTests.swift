@@ -36,11 +36,18 @@ extension EngineTests {
             // An INVITE cut inside its SDP: 513, and no call reached the application.
             var invite = RawSIPRequest(method: "INVITE", callID: "cut-invite-\(UUID().uuidString)")
             invite.contentType = "application/sdp"
-            invite.body = Array(Self.offer(port: 40_000, attributes: Array(repeating: "a=x-pad:" + String(repeating: "c", count: 200), count: 30)).utf8)
+            invite.body = Array(
+                Self.offer(
+                    port: 40_000,
+                    attributes: Array(repeating: "a=x-pad:" + String(repeating: "c", count: 200), count: 30)
+                ).utf8)
             try peer.send(bytes: peer.request(invite, to: h.transport.port), to: h.transport.port)
             let cutInvite = try await peer.response(callID: invite.callID, timeout: .seconds(5))
             #expect(cutInvite?.statusCode == 513)
-            if let cutInvite { try peer.send(bytes: peer.request(Self.ack(invite, cutInvite), to: h.transport.port), to: h.transport.port) }
+            if let cutInvite {
+                try peer.send(
+                    bytes: peer.request(Self.ack(invite, cutInvite), to: h.transport.port), to: h.transport.port)
+            }
             #expect(!h.log.events.contains { $0.incomingCall != nil })
             try await Self.expectCallStillWorks(h)
         }
@@ -79,12 +86,13 @@ extension EngineTests {
     func rfcOversizedStreamMessage() async throws {
         let engine = PJSUA()
         let log = EventLog(engine.events)
-        try await engine.start(Configuration(
-            transports: [
-                TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0),
-                TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0),
-            ],
-            media: MediaConfiguration(soundDevice: .null, rtpPorts: 30_000...31_999)))
+        try await engine.start(
+            Configuration(
+                transports: [
+                    TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0),
+                    TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0),
+                ],
+                media: MediaConfiguration(soundDevice: .null, rtpPorts: 30_000...31_999)))
         do {
             let transports = try await engine.transports()
             let udp = try #require(transports.first { $0.type == .udp })
@@ -145,21 +153,30 @@ extension EngineTests {
                 $0.statusCode >= 200 && $0.branch == "z9hG4bK-second"
             }
             #expect(response?.statusCode == 482, "\(response.map { "\($0.statusCode)" } ?? "no response")")
-            if let response { try peer.send(bytes: peer.request(Self.ack(merged, response), to: h.transport.port), to: h.transport.port) }
+            if let response {
+                try peer.send(
+                    bytes: peer.request(Self.ack(merged, response), to: h.transport.port), to: h.transport.port)
+            }
             // Only the first INVITE became a call, and it is still ringing.
             #expect(h.log.events.filter { $0.incomingCall != nil }.count == 1)
 
             try await h.engine.answer(callee, statusCode: 486)
-            let busy = try await peer.response(callID: first.callID, timeout: .seconds(5)) { $0.branch == "z9hG4bK-first" && $0.statusCode >= 200 }
+            let busy = try await peer.response(callID: first.callID, timeout: .seconds(5)) {
+                $0.branch == "z9hG4bK-first" && $0.statusCode >= 200
+            }
             #expect(busy?.statusCode == 486)
-            if let busy { try peer.send(bytes: peer.request(Self.ack(first, busy), to: h.transport.port), to: h.transport.port) }
+            if let busy {
+                try peer.send(bytes: peer.request(Self.ack(first, busy), to: h.transport.port), to: h.transport.port)
+            }
             try await h.log.first("DISCONNECTED") { $0.isState(.disconnected, of: callee) }
 
             // A new CSeq from the same peer is a new request, not a merged one.
             var next = RawSIPRequest(method: "OPTIONS", callID: first.callID)
             next.cseq = 2
             try peer.send(bytes: peer.request(next, to: h.transport.port), to: h.transport.port)
-            let options = try await peer.response(callID: first.callID, timeout: .seconds(5)) { $0.branch == next.branch }
+            let options = try await peer.response(callID: first.callID, timeout: .seconds(5)) {
+                $0.branch == next.branch
+            }
             #expect(options?.statusCode == 200)
             try await Self.expectCallStillWorks(h)
         }
@@ -167,7 +184,9 @@ extension EngineTests {
 
     @Test(
         "416: a Request-URI with a scheme other than sip, sips or tel (RFC 3261 §8.2.2.1)",
-        arguments: zip(["OPTIONS", "INVITE", "MESSAGE", "OPTIONS"], ["foo:engine@127.0.0.1", "foo:engine@127.0.0.1", "urn:service:sos", "a:b"]))
+        arguments: zip(
+            ["OPTIONS", "INVITE", "MESSAGE", "OPTIONS"],
+            ["foo:engine@127.0.0.1", "foo:engine@127.0.0.1", "urn:service:sos", "a:b"]))
     func rfcUnsupportedURIScheme(method: String, uri: String) async throws {
         try await EngineHarness.run { h in
             let peer = try RawSIPPeer()
@@ -182,7 +201,8 @@ extension EngineTests {
             let response = try await peer.response(callID: request.callID, timeout: .seconds(5))
             #expect(response?.statusCode == 416, "\(response.map { "\($0.statusCode)" } ?? "no response")")
             if let response, method == "INVITE" {
-                try peer.send(bytes: peer.request(Self.ack(request, response), to: h.transport.port), to: h.transport.port)
+                try peer.send(
+                    bytes: peer.request(Self.ack(request, response), to: h.transport.port), to: h.transport.port)
             }
             #expect(!h.log.events.contains { $0.incomingCall != nil })
             try await Self.expectCallStillWorks(h)
@@ -217,7 +237,10 @@ extension EngineTests {
             let inviteResponse = try await peer.response(callID: invite.callID, timeout: .seconds(5))
             #expect(inviteResponse?.statusCode == 420)
             #expect(inviteResponse?.optionTags("Unsupported") == ["x-unknown-ext"])
-            if let inviteResponse { try peer.send(bytes: peer.request(Self.ack(invite, inviteResponse), to: h.transport.port), to: h.transport.port) }
+            if let inviteResponse {
+                try peer.send(
+                    bytes: peer.request(Self.ack(invite, inviteResponse), to: h.transport.port), to: h.transport.port)
+            }
             try await Self.expectCallStillWorks(h)
         }
     }
@@ -237,7 +260,10 @@ extension EngineTests {
                 try peer.send(bytes: peer.request(invite, to: h.transport.port), to: h.transport.port)
                 let response = try await peer.response(callID: invite.callID, timeout: .seconds(5))
                 #expect(response?.statusCode == 488, "\(name): \(response.map { "\($0.statusCode)" } ?? "no response")")
-                if let response { try peer.send(bytes: peer.request(Self.ack(invite, response), to: h.transport.port), to: h.transport.port) }
+                if let response {
+                    try peer.send(
+                        bytes: peer.request(Self.ack(invite, response), to: h.transport.port), to: h.transport.port)
+                }
             }
             #expect(!h.log.events.contains { $0.incomingCall != nil })
 
@@ -249,7 +275,8 @@ extension EngineTests {
             let event = try await h.log.first("incoming call") { $0.incomingCall != nil }
             let callee = try #require(event.incomingCall)
             try await h.engine.answer(callee, statusCode: 200)
-            let ok = try #require(try await peer.response(callID: invite.callID, timeout: .seconds(5)) { $0.statusCode == 200 })
+            let ok = try #require(
+                try await peer.response(callID: invite.callID, timeout: .seconds(5)) { $0.statusCode == 200 })
             let toTag = try #require(ok.toTag)
             var ack = RawSIPRequest(method: "ACK", callID: invite.callID)
             ack.toTag = toTag
@@ -262,16 +289,25 @@ extension EngineTests {
                 reinvite.contentType = "application/sdp"
                 reinvite.body = body
                 try peer.send(bytes: peer.request(reinvite, to: h.transport.port), to: h.transport.port)
-                let response = try await peer.response(callID: invite.callID, timeout: .seconds(5)) { $0.branch == reinvite.branch && $0.statusCode >= 200 }
-                #expect(response?.statusCode == 488, "re-INVITE \(cseq): \(response.map { "\($0.statusCode)" } ?? "no response")")
-                if let response { try peer.send(bytes: peer.request(Self.ack(reinvite, response), to: h.transport.port), to: h.transport.port) }
+                let response = try await peer.response(callID: invite.callID, timeout: .seconds(5)) {
+                    $0.branch == reinvite.branch && $0.statusCode >= 200
+                }
+                #expect(
+                    response?.statusCode == 488,
+                    "re-INVITE \(cseq): \(response.map { "\($0.statusCode)" } ?? "no response")")
+                if let response {
+                    try peer.send(
+                        bytes: peer.request(Self.ack(reinvite, response), to: h.transport.port), to: h.transport.port)
+                }
             }
             #expect(h.log.states(of: callee).last == .confirmed)
             var bye = RawSIPRequest(method: "BYE", callID: invite.callID)
             bye.cseq = 4
             bye.toTag = toTag
             try peer.send(bytes: peer.request(bye, to: h.transport.port), to: h.transport.port)
-            let byeResponse = try await peer.response(callID: invite.callID, timeout: .seconds(5)) { $0.branch == bye.branch }
+            let byeResponse = try await peer.response(callID: invite.callID, timeout: .seconds(5)) {
+                $0.branch == bye.branch
+            }
             #expect(byeResponse?.statusCode == 200)
             try await h.log.first("DISCONNECTED") { $0.isState(.disconnected, of: callee) }
             try await Self.expectCallStillWorks(h)
@@ -315,7 +351,9 @@ struct LocalEngine {
     func expectCallStillWorks() async throws {
         let known = Set(log.events.compactMap(\.incomingCall))
         let caller = try await engine.makeCall(to: "sip:self@127.0.0.1:\(port)", from: account)
-        let incoming = try await log.first("a new incoming call") { $0.incomingCall.map { !known.contains($0) } ?? false }
+        let incoming = try await log.first("a new incoming call") {
+            $0.incomingCall.map { !known.contains($0) } ?? false
+        }
         let callee = try #require(incoming.incomingCall)
         try await engine.answer(callee, statusCode: 200)
         try await log.first("CONFIRMED") { $0.isState(.confirmed, of: caller) }

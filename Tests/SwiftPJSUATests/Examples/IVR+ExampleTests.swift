@@ -86,10 +86,14 @@ extension EngineTests {
         try await withTemporaryFolder { folder in
             let prompt = try folder.toneFile("prompt.wav", frequency: 700, duration: .milliseconds(200), amplitude: 0.2)
             let cases: [(name: String, arguments: [String], status: Int32, says: String)] = [
-                ("ivr-no-prompt", ["--port", String(FreePort.udp()), "--prompt", folder.file("missing.wav").path],
-                 64, "missing.wav"),
-                ("ivr-bad-bind", ["--port", String(FreePort.udp()), "--bind", "999.1.1.1", "--prompt", prompt.path],
-                 1, "pjsua_transport_create"),
+                (
+                    "ivr-no-prompt", ["--port", String(FreePort.udp()), "--prompt", folder.file("missing.wav").path],
+                    64, "missing.wav"
+                ),
+                (
+                    "ivr-bad-bind", ["--port", String(FreePort.udp()), "--bind", "999.1.1.1", "--prompt", prompt.path],
+                    1, "pjsua_transport_create"
+                ),
             ]
             for c in cases {
                 let ivr = try PeerProcess(
@@ -166,7 +170,10 @@ extension EngineTests {
             .first { FileManager.default.isExecutableFile(atPath: $0) }
         return try #require(
             found,
-            "espeak-ng is not installed: the IVR example's --say needs it (scripts/provision.sh installs it; apt-get install espeak-ng)"
+            """
+            espeak-ng is not installed: the IVR example's --say needs it (scripts/provision.sh installs it; apt-get \
+            install espeak-ng)
+            """
         )
     }
 

@@ -7,7 +7,10 @@ import Testing
 
 extension EngineTests.KitOrderings {
     @Test(
-        "Kit on the real engine: a call replaced by an INVITE with Replaces keeps its UUID and is updated, not rung anew"
+        """
+        Kit on the real engine: a call replaced by an INVITE with Replaces keeps its UUID and is updated, not rung \
+        anew
+        """
     )
     func replacedCallKeepsUUID() async throws {
         try await Rig.run { rig in

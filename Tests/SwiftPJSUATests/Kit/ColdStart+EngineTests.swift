@@ -25,7 +25,10 @@ extension EngineTests {
         }
 
         @Test(
-            "Cold start: a push starts the engine and registers bob; alice's INVITE, sent once Kamailio has the binding, is one call, answered, with her tone"
+            """
+            Cold start: a push starts the engine and registers bob; alice's INVITE, sent once Kamailio has the \
+            binding, is one call, answered, with her tone
+            """
         )
         func pushStartsEngineThenInviteArrives() async throws {
             try await withTemporaryFolder { folder in
@@ -89,7 +92,8 @@ extension EngineTests {
                     let alice = try Self.caller(
                         "alice", calling: kamailio.aor("bob"), at: kamailio, tone: tone,
                         extra: [
-                            "--header", "X-Call-UUID: \(server.uuidString)", "--hangup-after", "30"], folder: folder,
+                            "--header", "X-Call-UUID: \(server.uuidString)", "--hangup-after", "30",
+                        ], folder: folder,
                         name: "alice")
                     let incoming = try await log.first("the INVITE", timeout: .seconds(15)) { $0.incomingCall != nil }
                     let call = try #require(incoming.incomingCall)

@@ -80,7 +80,8 @@ extension EngineTests {
                 let writer = try await h.engine.audioFrameWriter(
                     for: caller, format: format, buffer: .milliseconds(200))
                 let tone = WAVAudio.tone(
-                    frequency: 1000, duration: .seconds(3), sampleRate: 16000, amplitude: 0.2).samples
+                    frequency: 1000, duration: .seconds(3), sampleRate: 16000, amplitude: 0.2
+                ).samples
                 let clock = ContinuousClock()
                 let began = clock.now
                 // Writes of 7 ms each (not whole frames): the writer keeps the remainders.
@@ -137,9 +138,10 @@ extension EngineTests {
     func frameStreamsEnd() async throws {
         let engine = PJSUA()
         let log = EventLog(engine.events)
-        try await engine.start(Configuration(
-            transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
-            media: MediaConfiguration(soundDevice: .null)))
+        try await engine.start(
+            Configuration(
+                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
+                media: MediaConfiguration(soundDevice: .null)))
         do {
             try await Self.streamsEnd(engine: engine, log: log)
         } catch {
@@ -151,7 +153,8 @@ extension EngineTests {
     private static func streamsEnd(engine: PJSUA, log: EventLog) async throws {
         let account = try await engine.addLocalAccount()
         let port = try #require(try await engine.transports().first?.port)
-        let (caller, callee) = try await engine.answeredSelfCall(to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
+        let (caller, callee) = try await engine.answeredSelfCall(
+            to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
         try await log.first("audio on the callee") { $0.hasActiveAudio(callee) }
         let byHangup = try await engine.audioFrames(of: callee)
         let byStop = try await engine.audioFrames(of: caller)
@@ -189,19 +192,29 @@ extension EngineTests {
     func frameMisuseThrows() async throws {
         try await EngineHarness.run { h in
             let (caller, callee) = try await h.selfCall()
-            for format in [AudioFrameFormat(sampleRate: 44100), AudioFrameFormat(frameDuration: .milliseconds(30)),
-                           AudioFrameFormat(sampleRate: 0), AudioFrameFormat(frameDuration: .zero)] {
-                await #expect(throws: PJSUAUsageError.self, "\(format)") { try await h.engine.audioFrames(of: callee, format: format) }
-                await #expect(throws: PJSUAUsageError.self, "\(format)") { try await h.engine.audioFrameWriter(for: callee, format: format) }
+            for format in [
+                AudioFrameFormat(sampleRate: 44100), AudioFrameFormat(frameDuration: .milliseconds(30)),
+                AudioFrameFormat(sampleRate: 0), AudioFrameFormat(frameDuration: .zero),
+            ] {
+                await #expect(throws: PJSUAUsageError.self, "\(format)") {
+                    try await h.engine.audioFrames(of: callee, format: format)
+                }
+                await #expect(throws: PJSUAUsageError.self, "\(format)") {
+                    try await h.engine.audioFrameWriter(for: callee, format: format)
+                }
             }
             for buffer in [Duration.zero, .milliseconds(20), .seconds(11), .seconds(-1)] {
-                await #expect(throws: PJSUAUsageError.self, "\(buffer)") { try await h.engine.audioFrames(of: callee, buffer: buffer) }
+                await #expect(throws: PJSUAUsageError.self, "\(buffer)") {
+                    try await h.engine.audioFrames(of: callee, buffer: buffer)
+                }
             }
             let stale = Call(slot: callee.slot, generation: callee.generation + 1000)
             await #expect(throws: PJSUAUsageError.unknownCall(stale)) { try await h.engine.audioFrames(of: stale) }
             let writer = try await h.engine.audioFrameWriter(for: caller)
             try await h.engine.stop(writer)
-            await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await writer.write([Int16](repeating: 1, count: 640)) }
+            await #expect(throws: PJSUAUsageError.unknownMediaPort) {
+                try await writer.write([Int16](repeating: 1, count: 640))
+            }
             await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(writer) }
             try await h.engine.hangup(caller)
         }
@@ -213,7 +226,12 @@ extension EngineTests {
 }
 
 extension EngineTests {
-    @Test("Two tasks writing into one frame writer at once: neither traps, and they drain in the time of the frames written (none sent twice)")
+    @Test(
+        """
+        Two tasks writing into one frame writer at once: neither traps, and they drain in the time of the frames \
+        written (none sent twice)
+        """
+    )
     func concurrentWritesIntoOneWriter() async throws {
         try await EngineHarness.run { h in
             let (caller, _) = try await h.selfCall()

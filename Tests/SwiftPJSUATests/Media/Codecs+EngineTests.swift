@@ -97,7 +97,10 @@ extension EngineTests {
     }
 
     @Test(
-        "CLI: swiftpjsua call --codecs PCMU,opus --rtp-ports A-B puts PCMU then opus first in the INVITE, on a port of A-B"
+        """
+        CLI: swiftpjsua call --codecs PCMU,opus --rtp-ports A-B puts PCMU then opus first in the INVITE, on a port of \
+        A-B
+        """
     )
     func cliCodecsAndRTPPorts() async throws {
         try await withTemporaryFolder { folder in
@@ -149,7 +152,8 @@ extension EngineTests {
             let tone = try folder.toneFile(duration: .seconds(5))
             let port = FreePort.udp()
             let listener = try await PeerProcess.swiftpjsua(
-                "swiftpjsua-listen", [
+                "swiftpjsua-listen",
+                [
                     "listen", "--bind", "127.0.0.1", "--port", String(port), "--play", tone.path,
                     "--record", folder.file("listener.wav").path,
                 ], folder: folder)

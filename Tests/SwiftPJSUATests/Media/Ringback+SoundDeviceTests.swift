@@ -36,7 +36,8 @@ extension EngineTests {
         func wait(for duration: Duration) async throws {
             let wanted = mark + Int(duration / stream.format.frameDuration)
             try await waitUntil(
-                "the sound device's frames", timeout: duration + .seconds(3), every: .milliseconds(10)) {
+                "the sound device's frames", timeout: duration + .seconds(3), every: .milliseconds(10)
+            ) {
                 mark >= wanted
             }
         }
@@ -144,7 +145,10 @@ extension EngineTests {
     }
 
     @Test(
-        "Early media: after a 183 with SDP the sound device plays the peer's RTP, not ringback, also through a later 180"
+        """
+        Early media: after a 183 with SDP the sound device plays the peer's RTP, not ringback, also through a later \
+        180
+        """
     )
     func earlyMediaReplacesRingback() async throws {
         try await withTemporaryFolder { folder in
@@ -168,7 +172,9 @@ extension EngineTests {
                 try await h.log.first("180 Ringing") { Self.isRinging($0, call) }
                 let ringing = recording.mark
                 try await h.log.first("early media") {
-                    if case .callState(let change) = $0 { change.call == call && change.lastStatus == 183 } else {
+                    if case .callState(let change) = $0 {
+                        change.call == call && change.lastStatus == 183
+                    } else {
                         false
                     }
                 }
@@ -295,7 +301,12 @@ extension EngineTests {
         }
     }
 
-    @Test("Sound-device frames follow the device: none before activateAudioDevice, the mix after, again after a re-activation")
+    @Test(
+        """
+        Sound-device frames follow the device: none before activateAudioDevice, the mix after, again after a \
+        re-activation
+        """
+    )
     func soundDeviceFramesFollowActivation() async throws {
         let media = MediaConfiguration(soundDevice: .null, soundDeviceActivation: .byApp)
         try await EngineHarness.run(media: media) { h in

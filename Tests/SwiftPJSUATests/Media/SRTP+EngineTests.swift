@@ -270,8 +270,10 @@ extension EngineTests {
 extension Baresip {
     static func start(mediaenc: String, folder: TemporaryFolder, commands: [String] = []) async throws -> Baresip {
         try await start(
-            folder: folder, codecs: [
-                "opus"], modules: ["srtp", "dtls_srtp"], rtpPorts: UInt16.random(in: 30...39) * 1000,
+            folder: folder,
+            codecs: [
+                "opus"
+            ], modules: ["srtp", "dtls_srtp"], rtpPorts: UInt16.random(in: 30...39) * 1000,
             accountParameters: ";mediaenc=\(mediaenc)", commands: commands)
     }
 }

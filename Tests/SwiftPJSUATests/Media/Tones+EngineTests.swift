@@ -71,13 +71,16 @@ extension EngineTests {
             let beeps = try await h.engine.playTones(
                 [Tone(frequency: 1000, duration: .milliseconds(200), pause: .milliseconds(200), volume: 0.3)],
                 into: caller, loop: true)
-            let cadence = Self.analysis(of: Array(await Self.collect(received, for: .seconds(3)).dropFirst(25)), frequency: 1000)
-            #expect(Double(cadence.toneBlocks) / Double(cadence.blocks) > 0.35
-                && Double(cadence.toneBlocks) / Double(cadence.blocks) < 0.65, "\(cadence)")
+            let cadence = Self.analysis(
+                of: Array(await Self.collect(received, for: .seconds(3)).dropFirst(25)), frequency: 1000)
+            #expect(
+                Double(cadence.toneBlocks) / Double(cadence.blocks) > 0.35
+                    && Double(cadence.toneBlocks) / Double(cadence.blocks) < 0.65, "\(cadence)")
             try await h.engine.stop(beeps)
             await #expect(throws: PJSUAUsageError.unknownMediaPort) { try await h.engine.stop(beeps) }
             // After stop: quiet.
-            let after = Self.analysis(of: Array(await Self.collect(received, for: .seconds(1)).dropFirst(10)), frequency: 1000)
+            let after = Self.analysis(
+                of: Array(await Self.collect(received, for: .seconds(1)).dropFirst(10)), frequency: 1000)
             #expect(after.toneBlocks == 0, "\(after)")
             // DTMF 5 is 770 + 1336 Hz; played once for 1 s, each frequency holds about half the energy.
             try await h.engine.playTones(try Tone.dtmf(digits: "5", duration: .seconds(1)), into: caller)

@@ -65,8 +65,10 @@ extension EngineTests {
                 // as the addresses, which it does: the call hangs. An IPv4-only host is spared.
                 if PJSUA.pjprojectVersion.loaded.hasPrefix("2.12") {
                     for user in ["alice", "bob"] {
-                        bed.host(user).exec(["/usr/sbin/sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
-                                             "net.ipv6.conf.lo.disable_ipv6=1", "net.ipv6.conf.eth0.disable_ipv6=1"])
+                        bed.host(user).exec([
+                            "/usr/sbin/sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                            "net.ipv6.conf.lo.disable_ipv6=1", "net.ipv6.conf.eth0.disable_ipv6=1",
+                        ])
                     }
                 }
                 let kamailio = try await Kamailio.start(folder: folder, in: server)
@@ -139,15 +141,17 @@ extension EngineTests {
         "Symmetric NATs on both sides: ICE with TURN relays the call through coturn, and the tones arrive both ways",
         arguments: EngineTests.turnTransports)
     func iceWithTURNThroughSymmetricNATs(transport: TURNTransport) async throws {
-        let call = try await Self.natCall(nat: .symmetric, options: { coturn in
-            let uri: String
-            switch transport {
-            case .udp: uri = "turn:\(Coturn.username)@\(coturn.server)"
-            case .tcp: uri = "turn:\(Coturn.username)@\(coturn.server)?transport=tcp"
-            case .tls: uri = "turns:\(Coturn.username)@\(coturn.address):\(coturn.tlsPort ?? 0)"
-            }
-            return ["--ice", "--stun", coturn.server, "--turn", uri, "--turn-password-env", "TURN_PASSWORD"]
-        }, expectsRelay: true, turnTLS: transport == .tls)
+        let call = try await Self.natCall(
+            nat: .symmetric,
+            options: { coturn in
+                let uri: String
+                switch transport {
+                case .udp: uri = "turn:\(Coturn.username)@\(coturn.server)"
+                case .tcp: uri = "turn:\(Coturn.username)@\(coturn.server)?transport=tcp"
+                case .tls: uri = "turns:\(Coturn.username)@\(coturn.address):\(coturn.tlsPort ?? 0)"
+                }
+                return ["--ice", "--stun", coturn.server, "--turn", uri, "--turn-password-env", "TURN_PASSWORD"]
+            }, expectsRelay: true, turnTLS: transport == .tls)
         #expect(call.bobHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.bobHeard)\n\(call.bob)")
         #expect(call.aliceHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.aliceHeard)\n\(call.alice)")
         // The pair ICE nominated has coturn's relayed address at one end at least: no direct
@@ -162,7 +166,9 @@ extension EngineTests {
         #expect(!carried.isEmpty, "\(call.relayedSessions)")
         #expect(carried.allSatisfy { $0.username == Coturn.username })
         #expect(
-            carried.allSatisfy { $0.client.hasPrefix("\(call.alicePublic):") || $0.client.hasPrefix("\(call.bobPublic):") },
+            carried.allSatisfy {
+                $0.client.hasPrefix("\(call.alicePublic):") || $0.client.hasPrefix("\(call.bobPublic):")
+            },
             "\(carried)")
     }
 
@@ -189,7 +195,10 @@ extension EngineTests {
         // from the other NAT's public address: the server-reflexive path, not a relay.
         let aliceRTP = call.alice.split(whereSeparator: \.isNewline).first { $0.contains("rtp on") } ?? ""
         let bobRTP = call.bob.split(whereSeparator: \.isNewline).first { $0.contains("rtp on") } ?? ""
-        #expect(aliceRTP.contains("from \(call.bobPublic):") && aliceRTP.contains("local \(call.alicePublic):"), "\(call.alice)")
-        #expect(bobRTP.contains("from \(call.alicePublic):") && bobRTP.contains("local \(call.bobPublic):"), "\(call.bob)")
+        #expect(
+            aliceRTP.contains("from \(call.bobPublic):") && aliceRTP.contains("local \(call.alicePublic):"),
+            "\(call.alice)")
+        #expect(
+            bobRTP.contains("from \(call.alicePublic):") && bobRTP.contains("local \(call.bobPublic):"), "\(call.bob)")
     }
 }

@@ -22,7 +22,8 @@ extension EngineTests {
             }
             #expect(await !engine.isRunning)
         }
-        await rejected({ $0.stun.servers = (1...9).map { "192.0.2.\($0)" } }, saying: "at most \(PJSUA.maxSTUNServers) STUN")
+        await rejected(
+            { $0.stun.servers = (1...9).map { "192.0.2.\($0)" } }, saying: "at most \(PJSUA.maxSTUNServers) STUN")
         await rejected({ $0.stun.servers = ["stun example.test"] }, saying: "STUN server")
         await rejected({ $0.media.ice.hostCandidateLimit = -1 }, saying: "hostCandidateLimit")
         await rejected({ $0.media.turn = TURNConfiguration(server: "") }, saying: "TURN server")
@@ -30,7 +31,10 @@ extension EngineTests {
             { $0.media.turn = TURNConfiguration(server: "192.0.2.1", credential: .password("x", username: "")) },
             saying: "TURN credential")
         await rejected(
-            { $0.media.turn = TURNConfiguration(server: "192.0.2.1", transport: .tls, tls: TLSConfiguration(caFile: "/nonexistent.pem")) },
+            {
+                $0.media.turn = TURNConfiguration(
+                    server: "192.0.2.1", transport: .tls, tls: TLSConfiguration(caFile: "/nonexistent.pem"))
+            },
             saying: "TURN TLS file")
         #expect(PJSUA.maxSTUNServers == 8)
 

@@ -85,9 +85,11 @@ struct NATTests {
         return value("ruri") ?? ""
     }
 
-
     @Test(
-        "Behind NAT: Kamailio (nathelper) stores the NAT's public address of an engine that does not rewrite its Contact; a call through it reaches the engine and carries audio both ways"
+        """
+        Behind NAT: Kamailio (nathelper) stores the NAT's public address of an engine that does not rewrite its \
+        Contact; a call through it reaches the engine and carries audio both ways
+        """
     )
     func registrationAndIncomingCallBehindNAT() async throws {
         let files = try Files()
@@ -126,7 +128,10 @@ struct NATTests {
     }
 
     @Test(
-        "Behind a NAT whose UDP mappings last 3 s: keep-alives (2 s, which pjsua sends every second) keep alice reachable through three timeouts; bob, without keep-alives, is lost"
+        """
+        Behind a NAT whose UDP mappings last 3 s: keep-alives (2 s, which pjsua sends every second) keep alice \
+        reachable through three timeouts; bob, without keep-alives, is lost
+        """
     )
     func keepAlivesHoldTheNATBinding() async throws {
         let files = try Files()
@@ -178,7 +183,10 @@ struct NATTests {
     }
 
     @Test(
-        "Behind NAT with a plain registrar: the engine's Contact rewrite (from received/rport) makes alice reachable and its SDP rewrite names her public address; bob, with the Contact rewrite off, is not reachable"
+        """
+        Behind NAT with a plain registrar: the engine's Contact rewrite (from received/rport) makes alice reachable \
+        and its SDP rewrite names her public address; bob, with the Contact rewrite off, is not reachable
+        """
     )
     func contactRewriteFromTheRegistrarsAnswer() async throws {
         let files = try Files()
@@ -230,7 +238,10 @@ struct NATTests {
     }
 
     @Test(
-        "Behind 1:1 NAT (a cloud server): with --public-address the engine advertises its public address and a call carries audio both ways; without, the caller's ACK goes to the private address and never arrives"
+        """
+        Behind 1:1 NAT (a cloud server): with --public-address the engine advertises its public address and a call \
+        carries audio both ways; without, the caller's ACK goes to the private address and never arrives
+        """
     )
     func oneToOneNATWithPublicAddress() async throws {
         let files = try Files()
@@ -286,22 +297,27 @@ struct NATTests {
 
 /// The signalling NAT settings in the engine itself.
 extension EngineTests {
-    @Test("RFC 5626 outbound over TCP: REGISTER's Contact carries the configured reg-id and +sip.instance; with outbound off, neither")
+    @Test(
+        """
+        RFC 5626 outbound over TCP: REGISTER's Contact carries the configured reg-id and +sip.instance; with outbound \
+        off, neither
+        """
+    )
     func outboundIdentifiersInRegister() async throws {
         try await withKamailio { kamailio in
             let instance = "<urn:uuid:4f6c1b2e-8a1d-4c3e-9b7a-2d5e6f708192>"
             try await EngineHarness.run(
                 transports: [TransportConfiguration(type: .tcp, bindAddress: "127.0.0.1", port: 0)]) {
-                h in
-                var alice = kamailio.account("alice", transport: h.transport.transport)
-                alice.natSignaling.outbound = SIPOutbound(instanceID: instance, registrationID: 7)
-                var bob = kamailio.account("bob", transport: h.transport.transport)
-                bob.natSignaling.outbound = nil
-                let aliceAccount = try await h.engine.addAccount(alice)
-                let bobAccount = try await h.engine.addAccount(bob)
-                try await h.log.first("alice registered") { $0.isRegistration(of: aliceAccount, active: true) }
-                try await h.log.first("bob registered") { $0.isRegistration(of: bobAccount, active: true) }
-            }
+                    h in
+                    var alice = kamailio.account("alice", transport: h.transport.transport)
+                    alice.natSignaling.outbound = SIPOutbound(instanceID: instance, registrationID: 7)
+                    var bob = kamailio.account("bob", transport: h.transport.transport)
+                    bob.natSignaling.outbound = nil
+                    let aliceAccount = try await h.engine.addAccount(alice)
+                    let bobAccount = try await h.engine.addAccount(bob)
+                    try await h.log.first("alice registered") { $0.isRegistration(of: aliceAccount, active: true) }
+                    try await h.log.first("bob registered") { $0.isRegistration(of: bobAccount, active: true) }
+                }
             let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" && $0.expires != "0" }
             let alices = registers.filter { $0.user == "alice" }, bobs = registers.filter { $0.user == "bob" }
             #expect(!alices.isEmpty && !bobs.isEmpty, "\(registers)")

@@ -44,9 +44,10 @@ extension EngineTests {
                 let (engine, log) = (h.engine, h.log)
                 let interval = Duration.seconds(2)
                 let registrar = "sip:127.0.0.1:\(relay.port);transport=\(type == .tls ? "tls" : "tcp")"
-                let alice = try await h.registeredAccount(kamailio.account(
-                    "alice", transport: h.transport.transport, registrar: registrar, expiry: .seconds(60),
-                    retry: interval))
+                let alice = try await h.registeredAccount(
+                    kamailio.account(
+                        "alice", transport: h.transport.transport, registrar: registrar, expiry: .seconds(60),
+                        retry: interval))
                 #expect(relay.acceptedConnections == 1, "\(relay.output)")
 
                 // The relay forgets the flow; the next REGISTER (a refresh) goes into the void.
@@ -55,7 +56,8 @@ extension EngineTests {
                 let refreshedAt = ContinuousClock.now
                 try await engine.setRegistration(alice, renew: true)
                 let failure = try await log.first(
-                    "the refresh to fail", timeout: timers.transactionTimeout + .seconds(5)) {
+                    "the refresh to fail", timeout: timers.transactionTimeout + .seconds(5)
+                ) {
                     if case .failed? = $0.registrationOutcome(of: alice) { return true }
                     return false
                 }

@@ -20,7 +20,9 @@ extension PJSUAEvent {
 
     /// The reason of `call`'s terminal event.
     func disconnectReason(of call: Call) -> String? {
-        if case .callState(let change) = self, change.call == call, change.state == .disconnected { return change.reason }
+        if case .callState(let change) = self, change.call == call, change.state == .disconnected {
+            return change.reason
+        }
         return nil
     }
 }
@@ -178,7 +180,10 @@ extension EngineTests {
     }
 
     @Test(
-        "A call the peer holds (sendonly or inactive, no RTP) is not ended by the media timeout; resumed without RTP it is",
+        """
+        A call the peer holds (sendonly or inactive, no RTP) is not ended by the media timeout; resumed without RTP it \
+        is
+        """,
         arguments: ["sendonly", "inactive"])
     func remoteHoldIsNotAMediaTimeout(direction: String) async throws {
         try await withTemporaryFolder { folder in
@@ -358,7 +363,10 @@ extension EngineTests {
     }
 
     @Test(
-        "With policy reinvite, a call whose peer vanished (connection closed, nothing listens) ends when the re-INVITE fails"
+        """
+        With policy reinvite, a call whose peer vanished (connection closed, nothing listens) ends when the re-INVITE \
+        fails
+        """
     )
     func lostTCPConnectionToVanishedPeerEndsAfterReinvite() async throws {
         try await withTemporaryFolder { folder in
@@ -409,7 +417,9 @@ extension EngineTests {
     @Test("swiftpjsua rejects a --media-timeout outside 1...3600 s and an unknown --transport-loss (exit 64)")
     func cliDeadPeerOptionsAreValidated() async throws {
         try await withTemporaryFolder { folder in
-            for arguments in [["--media-timeout", "0.5"], ["--media-timeout", "4000"], ["--transport-loss", "retry"]] {
+            for arguments in [
+                ["--media-timeout", "0.5"], ["--media-timeout", "4000"], ["--transport-loss", "retry"],
+            ] {
                 let tool = try PeerProcess(
                     "swiftpjsua-usage", executable: Repository.tool.path,
                     arguments: ["call", "--bind", "127.0.0.1", "sip:nobody@127.0.0.1:9", "--port", "0"] + arguments,

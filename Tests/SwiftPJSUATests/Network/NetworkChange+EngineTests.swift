@@ -12,7 +12,8 @@ extension EngineTests {
         try await withKamailio { kamailio in
             try await EngineHarness.run { h in
                 let alice = try await h.engine.addAccount(
-                    kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
+                    kamailio.account("alice"), awaitingRegistration: .seconds(10)
+                ).account
                 let before = kamailio.receivedRequests.filter { $0.method == "REGISTER" }.count
                 let report = try await h.engine.handleNetworkChange()
                 #expect(report.isComplete, "\(report.steps)")
@@ -58,7 +59,8 @@ extension EngineTests {
                     try await h.engine.handleNetworkChange(NetworkChangeOptions(listenerRestartDelay: .seconds(11)))
                 }
                 let alice = try await h.engine.addAccount(
-                    kamailio.account("alice"), awaitingRegistration: .seconds(10)).account
+                    kamailio.account("alice"), awaitingRegistration: .seconds(10)
+                ).account
                 // With the registrar gone, the change waits for its REGISTER to time out, so it is
                 // still running when the second one is asked for.
                 kamailio.stop()
@@ -82,7 +84,8 @@ extension EngineTests {
         }
     }
 
-    @Test("Network change: automatic mode turns five link flaps in 2 s into one handled change (netlink, own namespace)")
+    @Test(
+        "Network change: automatic mode turns five link flaps in 2 s into one handled change (netlink, own namespace)")
     func networkFlappingGivesOneChange() async throws {
         try await withTemporaryFolder { folder in
             let space = try ScratchNamespace("flap")
@@ -95,8 +98,10 @@ extension EngineTests {
             let port = FreePort.udp()
             let listener = try PeerProcess(
                 "listener", executable: "/usr/sbin/ip",
-                arguments: ["netns", "exec", space.name, Repository.tool.path, "listen", "--bind", "10.77.0.1",
-                            "--port", "\(port)", "--follow-network"], folder: folder)
+                arguments: [
+                    "netns", "exec", space.name, Repository.tool.path, "listen", "--bind", "10.77.0.1",
+                    "--port", "\(port)", "--follow-network",
+                ], folder: folder)
             try await listener.waitUntilListening()
             // A change on the loopback interface is not a network change.
             try space.run("ip", "addr", "add", "127.0.0.9/8", "dev", "lo")
@@ -125,7 +130,8 @@ extension EngineTests {
         var queue = [pid]
         while let parent = queue.first {
             queue.removeFirst()
-            let children = (try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8)) ?? ""
+            let children =
+                (try? String(contentsOfFile: "/proc/\(parent)/task/\(parent)/children", encoding: .utf8)) ?? ""
             for child in children.split(separator: " ").compactMap({ Int32($0) }) {
                 let command = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
                 if command.trimmingCharacters(in: .whitespacesAndNewlines) == name { return child }
@@ -135,14 +141,21 @@ extension EngineTests {
         return nil
     }
 
-    @Test("Network change: where netlink is refused, --follow-network fails with the typed error; plain listen works and handles a change on SIGUSR1")
+    @Test(
+        """
+        Network change: where netlink is refused, --follow-network fails with the typed error; plain listen works and \
+        handles a change on SIGUSR1
+        """
+    )
     func networkMonitorRefusedIsTypedError() async throws {
         try await withTemporaryFolder { folder in
             let guardScript = Repository.root.appendingPathComponent("Tests/Peers/no_netlink.py").path
             let refused = try PeerProcess(
                 "refused", executable: "/usr/bin/python3",
-                arguments: [guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1",
-                            "--port", "\(FreePort.udp())", "--follow-network"], folder: folder)
+                arguments: [
+                    guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1",
+                    "--port", "\(FreePort.udp())", "--follow-network",
+                ], folder: folder)
             let status = try await refused.waitForExit(timeout: .seconds(20))
             #expect(status != 0)
             #expect(
@@ -153,7 +166,8 @@ extension EngineTests {
             let plain = try PeerProcess(
                 "plain", executable: "/usr/bin/python3",
                 arguments: [
-                    guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1", "--port", "\(FreePort.udp())"],
+                    guardScript, Repository.tool.path, "listen", "--bind", "127.0.0.1", "--port", "\(FreePort.udp())",
+                ],
                 folder: folder)
             try await plain.waitUntilListening()
             // Without the monitor, a network change handled on request (SIGUSR1) works.
@@ -246,7 +260,9 @@ extension EngineTests {
         }
         for address in [String(repeating: "a", count: 254), "1.2.3.4:5", "a\u{1}b", "x y"] {
             let configuration = Configuration(
-                transports: [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0, publicAddress: address)],
+                transports: [
+                    TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0, publicAddress: address)
+                ],
                 media: MediaConfiguration(soundDevice: .null))
             await #expect(throws: PJSUAUsageError.self, "\(address)") { try await PJSUA().start(configuration) }
         }

@@ -31,7 +31,8 @@ extension EngineTests {
     /// Contact rewrite after the first REGISTER's answer replaces the first one).
     static func waitForOneBinding(of user: String, at kamailio: Kamailio) async throws {
         try await waitUntil(
-            "one binding of \(user)", every: .milliseconds(100), seen: { "\(kamailio.receivedRequests)" }) {
+            "one binding of \(user)", every: .milliseconds(100), seen: { "\(kamailio.receivedRequests)" }
+        ) {
             kamailio.contacts(of: user).count == 1
         }
     }
@@ -93,8 +94,10 @@ extension EngineTests {
                     ] + options
                 }
                 let aliceHost = bed.host("alice"), box = bed.nat("alice")
-                let aliceArguments = [
-                    "listen", "--play", tone.path] + account("alice") + (follows ? ["--follow-network"] : [])
+                let aliceArguments =
+                    [
+                        "listen", "--play", tone.path,
+                    ] + account("alice") + (follows ? ["--follow-network"] : [])
                 let alice = try aliceHost.run(
                     "alice", executable: Repository.tool.path, arguments: aliceArguments, folder: folder,
                     environment: environment)
@@ -104,7 +107,8 @@ extension EngineTests {
                 let bob = try bed.host("bob").run(
                     "bob", executable: Repository.tool.path,
                     arguments: [
-                        "call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "12"] + account("bob"),
+                        "call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "12",
+                    ] + account("bob"),
                     folder: folder, environment: environment)
                 try await alice.waitForOutput(containing: " CONFIRMED", timeout: .seconds(10))
                 // The scenario's timeline, not a settle: the move comes 2 s into the call, so that
@@ -150,19 +154,34 @@ extension EngineTests {
         }
     }
 
-    @Test("Network move (UDP, behind NAT): with --follow-network the registrar holds only the new Contact, the call is re-INVITEd and the tone comes back; a later call arrives")
+    @Test(
+        """
+        Network move (UDP, behind NAT): with --follow-network the registrar holds only the new Contact, the call is \
+        re-INVITEd and the tone comes back; a later call arrives
+        """
+    )
     func networkMoveFollowed() async throws {
         try Self.expectFollowedMove(try await Self.networkMove(follows: true))
     }
 
-    @Test("Network move (TCP, behind NAT): with --follow-network the dead connection is shut down, the new one carries the REGISTER, the re-INVITE and a later call")
+    @Test(
+        """
+        Network move (TCP, behind NAT): with --follow-network the dead connection is shut down, the new one carries \
+        the REGISTER, the re-INVITE and a later call
+        """
+    )
     func networkMoveFollowedTCP() async throws {
         let move = try await Self.networkMove(follows: true, transport: "tcp")
         try Self.expectFollowedMove(move)
         #expect(move.contactsAfter.allSatisfy { $0.lowercased().contains("transport=tcp") }, "\(move.contactsAfter)")
     }
 
-    @Test("Network move (TLS, behind NAT): with --follow-network the dead TLS connection is not reused; a new one carries the REGISTER, the re-INVITE and a later call")
+    @Test(
+        """
+        Network move (TLS, behind NAT): with --follow-network the dead TLS connection is not reused; a new one carries \
+        the REGISTER, the re-INVITE and a later call
+        """
+    )
     func networkMoveFollowedTLS() async throws {
         let move = try await Self.networkMove(follows: true, transport: "tls")
         try Self.expectFollowedMove(move)
@@ -179,11 +198,17 @@ extension EngineTests {
         #expect(move.laterCallArrived, "\(move.alice)")
         // After the move, nothing of alice's comes from the old address and port (for TCP:
         // over the dead connection).
-        #expect(!move.sourcesAfter.isEmpty && move.sourcesAfter.isDisjoint(with: move.sourcesBefore),
-                "before \(move.sourcesBefore), after \(move.sourcesAfter)")
+        #expect(
+            !move.sourcesAfter.isEmpty && move.sourcesAfter.isDisjoint(with: move.sourcesBefore),
+            "before \(move.sourcesBefore), after \(move.sourcesAfter)")
     }
 
-    @Test("Network move (UDP, behind NAT), the negative control: without --follow-network the registrar keeps the dead binding and a later call never arrives")
+    @Test(
+        """
+        Network move (UDP, behind NAT), the negative control: without --follow-network the registrar keeps the dead \
+        binding and a later call never arrives
+        """
+    )
     func networkMoveUnfollowed() async throws {
         let move = try await Self.networkMove(follows: false)
         try #require(move.contactsBefore.count == 1, "\(move.contactsBefore)")
@@ -194,7 +219,12 @@ extension EngineTests {
 }
 
 extension EngineTests {
-    @Test("Network change: five flaps of a registered engine's link in 2 s give one re-registration, not five (behind NAT, Kamailio)")
+    @Test(
+        """
+        Network change: five flaps of a registered engine's link in 2 s give one re-registration, not five (behind \
+        NAT, Kamailio)
+        """
+    )
     func networkFlappingRegistersOnce() async throws {
         try await withTemporaryFolder { folder in
             try await withTopology({ plan in
@@ -237,7 +267,12 @@ extension EngineTests {
 }
 
 extension EngineTests {
-    @Test("Network change while the registrar is unreachable: the change completes with the REGISTER's 408, nothing crashes, and the account registers once the registrar is back")
+    @Test(
+        """
+        Network change while the registrar is unreachable: the change completes with the REGISTER's 408, nothing \
+        crashes, and the account registers once the registrar is back
+        """
+    )
     func networkChangeWithRegistrarDown() async throws {
         try await withTemporaryFolder { folder in
             try await withTopology({ plan in
@@ -289,7 +324,12 @@ extension EngineTests {
 }
 
 extension EngineTests {
-    @Test("Network change while an incoming call rings: the call keeps ringing, is answered from the new address, confirmed and carries the tone")
+    @Test(
+        """
+        Network change while an incoming call rings: the call keeps ringing, is answered from the new address, \
+        confirmed and carries the tone
+        """
+    )
     func networkChangeWhileRinging() async throws {
         try await withTemporaryFolder { folder in
             let tone = try folder.toneFile("alice-tone.wav", frequency: Self.movingFrequency, duration: .seconds(30))
@@ -307,18 +347,21 @@ extension EngineTests {
                     ]
                 }
                 let environment = [
-                    "PW_alice": Kamailio.passwords["alice"] ?? "", "PW_bob": Kamailio.passwords["bob"] ?? ""]
+                    "PW_alice": Kamailio.passwords["alice"] ?? "", "PW_bob": Kamailio.passwords["bob"] ?? "",
+                ]
                 let host = bed.host("alice"), box = bed.nat("alice")
                 let alice = try host.run(
                     "alice", executable: Repository.tool.path,
                     arguments: [
-                        "listen", "--play", tone.path, "--answer-after", "4", "--follow-network"] + account("alice"),
+                        "listen", "--play", tone.path, "--answer-after", "4", "--follow-network",
+                    ] + account("alice"),
                     folder: folder, environment: environment)
                 try await alice.waitForOutput(containing: "registered expires=")
                 let bob = try bed.host("bob").run(
                     "bob", executable: Repository.tool.path,
                     arguments: [
-                        "call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "4"] + account("bob"),
+                        "call", kamailio.aor("alice"), "--record", heard.path, "--hangup-after", "4",
+                    ] + account("bob"),
                     folder: folder, environment: environment)
                 try await alice.waitForOutput(containing: "ringing ", timeout: .seconds(10))
                 try Self.moveToAnotherSubnet(host, behind: box)

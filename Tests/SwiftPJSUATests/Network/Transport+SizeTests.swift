@@ -6,13 +6,20 @@ import Testing
 /// Which transport a request travels on when the engine has UDP and TCP.
 extension EngineTests {
     /// The account of `user` at `kamailio`, with its password.
-    private static func kamailioAccount(_ user: String, at kamailio: Kamailio, transport: Transport? = nil) -> AccountConfiguration {
+    private static func kamailioAccount(_ user: String, at kamailio: Kamailio, transport: Transport? = nil)
+        -> AccountConfiguration
+    {
         AccountConfiguration(
             identity: kamailio.aor(user), registrar: kamailio.uri,
             credentials: [.password(Kamailio.passwords[user] ?? "", username: user)], transport: transport)
     }
 
-    @Test("With the default UDP and TCP transports, an INVITE over 1300 bytes goes over TCP (RFC 3261 §18.1.1), a small one over UDP")
+    @Test(
+        """
+        With the default UDP and TCP transports, an INVITE over 1300 bytes goes over TCP (RFC 3261 §18.1.1), a small \
+        one over UDP
+        """
+    )
     func largeRequestMovesToTCP() async throws {
         try await withKamailio { kamailio in
             // The default transports, on loopback and on a free port instead of 5060.
@@ -81,7 +88,7 @@ final class SIPSizeLog: PJSUALogHandler {
 
     func log(level: Int, message: String) {
         guard let match = message.firstMatch(of: #/TX (\d+) bytes Request msg INVITE/cseq=\d+ \([^)]*\) to (\w+) /#),
-              let bytes = Int(match.1)
+            let bytes = Int(match.1)
         else { return }
         sent.withLock { $0.append((bytes, String(match.2))) }
     }

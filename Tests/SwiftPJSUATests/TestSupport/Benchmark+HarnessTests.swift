@@ -12,9 +12,10 @@ struct BenchmarkSmokeTests {
     /// there is none. Without one the test is skipped, and the skip says why.
     static let matchingApp: (path: String?, why: String) = {
         let harness = Repository.root.appendingPathComponent("Benchmarks/bench.py").path
-        guard let (status, line) = commandOutput(
-            "/usr/bin/python3", [harness, "--check-apps", "--swiftpjsua", Repository.tool.path],
-            withStandardError: true)
+        guard
+            let (status, line) = commandOutput(
+                "/usr/bin/python3", [harness, "--check-apps", "--swiftpjsua", Repository.tool.path],
+                withStandardError: true)
         else { return (nil, "cannot run the harness") }
         return status == 0 ? (line, "") : (nil, line)
     }()

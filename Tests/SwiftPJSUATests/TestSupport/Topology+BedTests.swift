@@ -37,7 +37,10 @@ struct TopologyTests {
     }
 
     @Test(
-        "The bed: a client reaches public servers through its NAT, which rewrites its source (one port for every destination, or one per destination when symmetric); teardown leaves nothing",
+        """
+        The bed: a client reaches public servers through its NAT, which rewrites its source (one port for every \
+        destination, or one per destination when symmetric); teardown leaves nothing
+        """,
         arguments: [
             NATBehavior.endpointIndependent, NATBehavior(mapping: .addressAndPortDependent, udpTimeout: .seconds(3)),
         ])

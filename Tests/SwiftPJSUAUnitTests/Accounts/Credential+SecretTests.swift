@@ -10,8 +10,10 @@ struct SecretTests {
         let ha1 = "0123456789abcdef0123456789abcdef"
         let account = AccountConfiguration(
             identity: "sip:alice@example.com", registrar: "sip:example.com",
-            credentials: [.password(password, username: "alice"),
-                          Credential(realm: "r", username: "bob", secret: .ha1(ha1))])
+            credentials: [
+                .password(password, username: "alice"),
+                Credential(realm: "r", username: "bob", secret: .ha1(ha1)),
+            ])
         var renderings: [String] = []
         for value in [account.credentials[0].secret, account.credentials[1].secret] as [Any] {
             renderings.append("\(value)")

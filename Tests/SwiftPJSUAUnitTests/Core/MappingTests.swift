@@ -6,44 +6,52 @@ import Testing
 
 @Suite("C enum mappings")
 struct MappingTests {
-    @Test("pjsip_inv_state → CallState", arguments: [
-        (PJSIP_INV_STATE_NULL, CallState.null),
-        (PJSIP_INV_STATE_CALLING, .calling),
-        (PJSIP_INV_STATE_INCOMING, .incoming),
-        (PJSIP_INV_STATE_EARLY, .early),
-        (PJSIP_INV_STATE_CONNECTING, .connecting),
-        (PJSIP_INV_STATE_CONFIRMED, .confirmed),
-        (PJSIP_INV_STATE_DISCONNECTED, .disconnected),
-    ])
+    @Test(
+        "pjsip_inv_state → CallState",
+        arguments: [
+            (PJSIP_INV_STATE_NULL, CallState.null),
+            (PJSIP_INV_STATE_CALLING, .calling),
+            (PJSIP_INV_STATE_INCOMING, .incoming),
+            (PJSIP_INV_STATE_EARLY, .early),
+            (PJSIP_INV_STATE_CONNECTING, .connecting),
+            (PJSIP_INV_STATE_CONFIRMED, .confirmed),
+            (PJSIP_INV_STATE_DISCONNECTED, .disconnected),
+        ])
     func callState(native: pjsip_inv_state, expected: CallState) {
         #expect(CallState(native: native) == expected)
         #expect(CallState(native: native).isTerminal == (expected == .disconnected))
     }
 
-    @Test("pjsua_call_media_status → MediaStatus", arguments: [
-        (PJSUA_CALL_MEDIA_NONE, MediaStatus.unused),
-        (PJSUA_CALL_MEDIA_ACTIVE, .active),
-        (PJSUA_CALL_MEDIA_LOCAL_HOLD, .localHold),
-        (PJSUA_CALL_MEDIA_REMOTE_HOLD, .remoteHold),
-        (PJSUA_CALL_MEDIA_ERROR, .error),
-    ])
+    @Test(
+        "pjsua_call_media_status → MediaStatus",
+        arguments: [
+            (PJSUA_CALL_MEDIA_NONE, MediaStatus.unused),
+            (PJSUA_CALL_MEDIA_ACTIVE, .active),
+            (PJSUA_CALL_MEDIA_LOCAL_HOLD, .localHold),
+            (PJSUA_CALL_MEDIA_REMOTE_HOLD, .remoteHold),
+            (PJSUA_CALL_MEDIA_ERROR, .error),
+        ])
     func mediaStatus(native: pjsua_call_media_status, expected: MediaStatus) {
         #expect(MediaStatus(native: native) == expected)
     }
 
-    @Test("pjmedia_dir → MediaDirection", arguments: [
-        (PJMEDIA_DIR_NONE, MediaDirection.inactive),
-        (PJMEDIA_DIR_ENCODING, .send),
-        (PJMEDIA_DIR_DECODING, .receive),
-        (PJMEDIA_DIR_ENCODING_DECODING, .sendReceive),
-    ])
+    @Test(
+        "pjmedia_dir → MediaDirection",
+        arguments: [
+            (PJMEDIA_DIR_NONE, MediaDirection.inactive),
+            (PJMEDIA_DIR_ENCODING, .send),
+            (PJMEDIA_DIR_DECODING, .receive),
+            (PJMEDIA_DIR_ENCODING_DECODING, .sendReceive),
+        ])
     func mediaDirection(native: pjmedia_dir, expected: MediaDirection) {
         #expect(MediaDirection(native: native) == expected)
     }
 
-    @Test("pjmedia_type → MediaType", arguments: [
-        (PJMEDIA_TYPE_AUDIO, MediaType.audio), (PJMEDIA_TYPE_VIDEO, .video), (PJMEDIA_TYPE_APPLICATION, .other),
-    ])
+    @Test(
+        "pjmedia_type → MediaType",
+        arguments: [
+            (PJMEDIA_TYPE_AUDIO, MediaType.audio), (PJMEDIA_TYPE_VIDEO, .video), (PJMEDIA_TYPE_APPLICATION, .other),
+        ])
     func mediaType(native: pjmedia_type, expected: MediaType) {
         #expect(MediaType(native: native) == expected)
     }
@@ -112,14 +120,16 @@ struct ErrorTests {
 
 @Suite("SIP name-addresses")
 struct SIPAddressTests {
-    @Test("Parsing what pjsip prints", arguments: [
-        (#""Zoë \"Z\" Tester 測試" <sip:alice@example.com>"#, "Zoë \"Z\" Tester 測試", "sip:alice@example.com"),
-        ("Bob <sip:bob@host;transport=tcp>", "Bob", "sip:bob@host;transport=tcp"),
-        ("<sip:carol@10.0.0.1:5070>", nil, "sip:carol@10.0.0.1:5070"),
-        ("sip:dave@host", nil, "sip:dave@host"),
-        (#""back\\slash" <sip:e@h>"#, "back\\slash", "sip:e@h"),
-        (#""" <sip:empty@h>"#, "", "sip:empty@h"),
-    ] as [(String, String?, String)])
+    @Test(
+        "Parsing what pjsip prints",
+        arguments: [
+            (#""Zoë \"Z\" Tester 測試" <sip:alice@example.com>"#, "Zoë \"Z\" Tester 測試", "sip:alice@example.com"),
+            ("Bob <sip:bob@host;transport=tcp>", "Bob", "sip:bob@host;transport=tcp"),
+            ("<sip:carol@10.0.0.1:5070>", nil, "sip:carol@10.0.0.1:5070"),
+            ("sip:dave@host", nil, "sip:dave@host"),
+            (#""back\\slash" <sip:e@h>"#, "back\\slash", "sip:e@h"),
+            (#""" <sip:empty@h>"#, "", "sip:empty@h"),
+        ] as [(String, String?, String)])
     func parse(text: String, display: String?, uri: String) {
         let address = SIPAddress(parsing: text)
         #expect(address.displayName == display)

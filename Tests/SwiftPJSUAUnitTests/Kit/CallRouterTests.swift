@@ -28,8 +28,9 @@ struct CallRouterTests {
     }
 
     func invite(_ call: Call, _ callID: String, headers: [SIPHeader] = []) -> PJSUAEvent {
-        .incomingCall(IncomingCall(
-            account: account, call: call, sipCallID: callID, from: alice, offeredVideo: false, headers: headers))
+        .incomingCall(
+            IncomingCall(
+                account: account, call: call, sipCallID: callID, from: alice, offeredVideo: false, headers: headers))
     }
 
     func state(_ call: Call, _ state: CallState, _ callID: String, _ status: Int = 200) -> PJSUAEvent {
@@ -149,14 +150,17 @@ struct CallRouterTests {
         #expect(provider.reportedCalls == [id])
     }
 
-    @Test("A call the engine ended for a vanished peer (media timeout, lost connection) ends failed, not remote-ended",
-          arguments: [PJSUA.mediaTimeoutReason, PJSUA.transportLostReason])
+    @Test(
+        "A call the engine ended for a vanished peer (media timeout, lost connection) ends failed, not remote-ended",
+        arguments: [PJSUA.mediaTimeoutReason, PJSUA.transportLostReason])
     func vanishedPeerEndsFailed(reason: String) async throws {
         let call = Call(slot: 0, generation: 10)
         await router.handle(invite(call, "c1@h"))
         let id = CallIdentity.uuid(sipCallID: "c1@h")
         await router.handle(state(call, .confirmed, "c1@h"))
-        await router.handle(.callState(CallStateChange(call: call, state: .disconnected, sipCallID: "c1@h", lastStatus: 200, reason: reason)))
+        await router.handle(
+            .callState(
+                CallStateChange(call: call, state: .disconnected, sipCallID: "c1@h", lastStatus: 200, reason: reason)))
         #expect(provider.records.last == .ended(id, .failed))
     }
 
@@ -256,7 +260,10 @@ struct CallRouterTests {
     }
 
     @Test(
-        "A call replaced by an INVITE with Replaces keeps its UUID: an update with the new far end, no new call, no end report"
+        """
+        A call replaced by an INVITE with Replaces keeps its UUID: an update with the new far end, no new call, no end \
+        report
+        """
     )
     func replacedCallCarriesOn() async throws {
         let old = Call(slot: 0, generation: 10)
@@ -271,8 +278,10 @@ struct CallRouterTests {
         // What the engine reports for a replacement it answered itself.
         let new = Call(slot: 1, generation: 11)
         let carol = SIPAddress(displayName: "Carol", uri: "sip:carol@example.com")
-        await router.handle(.incomingCall(IncomingCall(
-            account: account, call: new, sipCallID: "c2@h", from: carol, offeredVideo: false, replaces: old)))
+        await router.handle(
+            .incomingCall(
+                IncomingCall(
+                    account: account, call: new, sipCallID: "c2@h", from: carol, offeredVideo: false, replaces: old)))
         await router.handle(state(new, .incoming, "c2@h", 0))
         await router.handle(.callReplaced(CallReplacement(call: old, replacement: new)))
         await router.handle(state(new, .connecting, "c2@h"))
@@ -300,9 +309,11 @@ struct CallRouterTests {
     @Test("A replacement for a call the router does not know is reported as a new call")
     func replacementOfUnknownCall() async throws {
         let new = Call(slot: 1, generation: 11)
-        await router.handle(.incomingCall(IncomingCall(
-            account: account, call: new, sipCallID: "c2@h", from: alice, offeredVideo: false,
-            replaces: Call(slot: 0, generation: 3))))
+        await router.handle(
+            .incomingCall(
+                IncomingCall(
+                    account: account, call: new, sipCallID: "c2@h", from: alice, offeredVideo: false,
+                    replaces: Call(slot: 0, generation: 3))))
         #expect(provider.reportedCalls == [CallIdentity.uuid(sipCallID: "c2@h")])
         #expect(await router.calls.map(\.call) == [new])
     }
@@ -334,10 +345,15 @@ struct CallRouterTests {
     func outgoingEarlyEvents() async throws {
         let router = router
         engine.onMakeCall { call in
-            await router.handle(.callState(CallStateChange(call: call, state: .calling, sipCallID: "fast@h", lastStatus: 0, reason: "")))
-            await router.handle(.callState(CallStateChange(call: call, state: .early, sipCallID: "fast@h", lastStatus: 180, reason: "")))
             await router.handle(
-                .callState(CallStateChange(call: call, state: .confirmed, sipCallID: "fast@h", lastStatus: 200, reason: "")))
+                .callState(CallStateChange(call: call, state: .calling, sipCallID: "fast@h", lastStatus: 0, reason: ""))
+            )
+            await router.handle(
+                .callState(CallStateChange(call: call, state: .early, sipCallID: "fast@h", lastStatus: 180, reason: ""))
+            )
+            await router.handle(
+                .callState(
+                    CallStateChange(call: call, state: .confirmed, sipCallID: "fast@h", lastStatus: 200, reason: "")))
         }
         let id = UUID()
         let start = CallAction(callUUID: id, kind: .start(uri: "sip:fast@example.com", account: nil, hasVideo: false))
@@ -365,8 +381,9 @@ struct CallRouterTests {
         await router.perform(hold)
         #expect(engine.records.last == .hold(call, true))
         let audio = { (status: MediaStatus) in
-            PJSUAEvent.callMediaState(CallMediaChange(
-                call: call, media: [MediaStream(index: 0, type: .audio, status: status, direction: .sendReceive)]))
+            PJSUAEvent.callMediaState(
+                CallMediaChange(
+                    call: call, media: [MediaStream(index: 0, type: .audio, status: status, direction: .sendReceive)]))
         }
         await router.handle(audio(.active))
         #expect(!provider.records.contains(.fulfilled(hold.id)))

@@ -4,7 +4,12 @@ import Testing
 
 @Suite("Kit core purity")
 struct PurityTests {
-    @Test("The Kit's sources import no C module and use no unsafe API or pointers; @unchecked only in the Apple adapters, each with its Safety comment")
+    @Test(
+        """
+        The Kit's sources import no C module and use no unsafe API or pointers; @unchecked only in the Apple adapters, \
+        each with its Safety comment
+        """
+    )
     func noCNoUnsafe() throws {
         let folder = Repository.root.appendingPathComponent("Sources/SwiftPJSUAKit")
         let files = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))

@@ -22,7 +22,8 @@ struct AudioTests {
 
     @Test("A 1 kHz tone is detected", arguments: [8000, 16000, 48000])
     func detectsTone(rate: Int) {
-        let analysis = ToneAnalysis(WAVAudio.tone(frequency: 1000, duration: .seconds(1), sampleRate: rate), frequency: 1000)
+        let analysis = ToneAnalysis(
+            WAVAudio.tone(frequency: 1000, duration: .seconds(1), sampleRate: rate), frequency: 1000)
         #expect(analysis.detected())
         #expect(analysis.toneEnergyRatio > 0.95)
         #expect(analysis.toneBlocks == analysis.blocks)
@@ -33,7 +34,8 @@ struct AudioTests {
         let silence = WAVAudio(sampleRate: 16000, samples: [Int16](repeating: 0, count: 16000))
         #expect(!ToneAnalysis(silence, frequency: 1000).detected())
         var generator = SystemRandomNumberGenerator()
-        let noise = WAVAudio(sampleRate: 16000, samples: (0..<16000).map { _ in Int16.random(in: -8000...8000, using: &generator) })
+        let noise = WAVAudio(
+            sampleRate: 16000, samples: (0..<16000).map { _ in Int16.random(in: -8000...8000, using: &generator) })
         #expect(!ToneAnalysis(noise, frequency: 1000).detected())
         let other = WAVAudio.tone(frequency: 1500, duration: .seconds(1))
         #expect(!ToneAnalysis(other, frequency: 1000).detected())

@@ -1,6 +1,5 @@
 import CPJSUAShim
 
-
 /// What the engine keeps about each account: the configuration it was added with, whether
 /// the app wants it registered, the retry of registrations whose authentication was
 /// rejected (401, 403, 407), and the RFC 5626 keep-alive loop on its registration flow.
@@ -72,7 +71,8 @@ final class AccountRecords: Sendable {
     /// attempt to the engine thread.
     func scheduleAfterAuthenticationFailure(_ account: Account) {
         guard let policy = policies.withLock({ $0[account.generation] }), policy.wanted,
-              policy.configuration.retryInterval > .zero else { return }
+            policy.configuration.retryInterval > .zero
+        else { return }
         let token = UnsafeMutableRawPointer(bitPattern: UInt(account.generation))
         _ = cpj_schedule_timer(
             { token in authenticationRetryFired(UInt64(UInt(bitPattern: token))) },
@@ -105,7 +105,8 @@ extension AccountRecords {
     func startFlowKeepAlive(_ account: Account) {
         let start = policies.withLock { policies -> Duration? in
             guard var policy = policies[account.generation], policy.wanted, !policy.keepAliveRunning,
-                  policy.configuration.flowKeepAliveInterval > .zero else { return nil }
+                policy.configuration.flowKeepAliveInterval > .zero
+            else { return nil }
             policy.keepAliveRunning = true
             policy.pendingPing = nil
             policies[account.generation] = policy
@@ -138,7 +139,8 @@ extension AccountRecords {
         guard let policy = policies.withLock({ $0[generation] }) else { return nil }
         let interval = Self.keepAliveInterval(policy.configuration)
         guard policy.wanted, policy.configuration.flowKeepAliveInterval > .zero,
-              let slot = Handles.liveSlot(policy.account) else {
+            let slot = Handles.liveSlot(policy.account)
+        else {
             policies.withLock {
                 $0[generation]?.keepAliveRunning = false
                 $0[generation]?.pendingPing = nil
@@ -184,8 +186,9 @@ private func authenticationRetryFired(_ generation: UInt64) {
     guard let bridge = EngineBridge.active() else { return }
     bridge.executor.post {
         guard EngineBridge.active() === bridge,
-              let account = bridge.accountRecords.accountToRetry(generation: generation),
-              let slot = Handles.liveSlot(account) else { return }
+            let account = bridge.accountRecords.accountToRetry(generation: generation),
+            let slot = Handles.liveSlot(account)
+        else { return }
         _ = pjsua_acc_set_registration(slot, 1)
     }
 }

@@ -205,7 +205,8 @@ extension Native {
         // PJSIP_EXPIRES_NOT_SPECIFIED): before the first response there is nothing to report.
         let answered = lastOutcome != nil
         let code = answered ? Int(info.status.rawValue) : 0
-        let registered = answered && info.has_registration != 0 && info.expires > 0
+        let registered =
+            answered && info.has_registration != 0 && info.expires > 0
             && info.expires != cpj_expires_not_specified() && code / 100 == 2 && lastOutcome?.isRegistered == true
         return AccountInfo(
             account: account, identity: PJ.string(info.acc_uri), isDefault: info.is_default != 0,

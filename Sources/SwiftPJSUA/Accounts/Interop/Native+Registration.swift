@@ -60,7 +60,9 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
     if renew, case .failed(let code, _) = outcome, [401, 403, 407].contains(code) {
         bridge.accountRecords.scheduleAfterAuthenticationFailure(account)
     }
-    bridge.hub.emit(.registrationState(RegistrationChange(
-        account: account, outcome: outcome, statusCode: code, reason: reason,
-        expiration: outcome.isRegistered ? .seconds(expiration) : .zero)))
+    bridge.hub.emit(
+        .registrationState(
+            RegistrationChange(
+                account: account, outcome: outcome, statusCode: code, reason: reason,
+                expiration: outcome.isRegistered ? .seconds(expiration) : .zero)))
 }

@@ -13,9 +13,11 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
     // A call the engine ended (no RTP, connection lost) says why, not what the BYE got.
     let reason = info.state == .disconnected ? bridge.deadPeers.endReason(of: call) ?? info.reason : info.reason
     bridge.deadPeers.observe(call, state: info.state, connection: Native.connection(of: event))
-    bridge.hub.emit(.callState(CallStateChange(
-        call: call, state: info.state, sipCallID: info.sipCallID,
-        lastStatus: info.lastStatus, reason: reason)))
+    bridge.hub.emit(
+        .callState(
+            CallStateChange(
+                call: call, state: info.state, sipCallID: info.sipCallID,
+                lastStatus: info.lastStatus, reason: reason)))
     Native.updateRingback(bridge: bridge, call: call, slot: slot, state: info)
     // Our 200 made the offer and the ACK brought no answer: there is no session to keep.
     if info.state == .confirmed && cpj_call_confirmed_without_answer(slot) != 0 {
@@ -65,14 +67,18 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
         let display = PJ.string(cpj_uri_display(uri))
         if !display.isEmpty { from.displayName = SIPAddress(parsing: "\"\(display)\" <x>").displayName }
     }
-    bridge.hub.emit(.incomingCall(IncomingCall(
-        account: account, call: call, sipCallID: info.sipCallID,
-        from: from, offeredVideo: info.remoteVideoCount > 0, headers: rdata.map(Native.headers(of:)) ?? [])))
+    bridge.hub.emit(
+        .incomingCall(
+            IncomingCall(
+                account: account, call: call, sipCallID: info.sipCallID,
+                from: from, offeredVideo: info.remoteVideoCount > 0, headers: rdata.map(Native.headers(of:)) ?? [])))
     // pjsua reports state changes only; the call's first state is reported here so that
     // a call's state events always start with INCOMING (or CALLING).
-    bridge.hub.emit(.callState(CallStateChange(
-        call: call, state: .incoming, sipCallID: info.sipCallID,
-        lastStatus: info.lastStatusCode, reason: info.lastReason)))
+    bridge.hub.emit(
+        .callState(
+            CallStateChange(
+                call: call, state: .incoming, sipCallID: info.sipCallID,
+                lastStatus: info.lastStatusCode, reason: info.lastReason)))
 }
 
 func onCallMediaState(_ slot: pjsua_call_id) {

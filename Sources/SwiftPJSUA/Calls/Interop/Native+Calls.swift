@@ -148,7 +148,7 @@ extension Native {
     /// one the INVITE carried (kept by the incoming-call callback).
     static func fullCallID(_ truncated: String, of call: Call) -> String {
         guard truncated.utf8.count >= callInfoCallIDCapacity,
-              let full = EngineBridge.active()?.calls.withLock({ $0.longCallIDs[call.generation] })
+            let full = EngineBridge.active()?.calls.withLock({ $0.longCallIDs[call.generation] })
         else { return truncated }
         return full
     }

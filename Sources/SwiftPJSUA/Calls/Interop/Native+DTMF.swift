@@ -32,11 +32,14 @@ func onDTMFEvent(_ slot: pjsua_call_id, _ event: UnsafePointer<pjsua_dtmf_event>
     // SIP INFO carries whatever character the peer put after `Signal=`; pjsua passes it on.
     // Report only what the event promises (0-9 * # A-D, uppercase); anything else is no digit.
     guard let scalar = Unicode.Scalar(event.pointee.digit),
-          let digit = Character(scalar).uppercased().first, "0123456789*#ABCD".contains(digit) else { return }
+        let digit = Character(scalar).uppercased().first, "0123456789*#ABCD".contains(digit)
+    else { return }
     let duration = event.pointee.duration
     guard let call = Handles.liveCall(slot) else { return }
-    bridge.hub.emit(.dtmf(DTMFDigit(
-        call: call, digit: digit,
-        method: event.pointee.method == PJSUA_DTMF_METHOD_SIP_INFO ? .sipInfo : .rfc4733,
-        duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration)))))
+    bridge.hub.emit(
+        .dtmf(
+            DTMFDigit(
+                call: call, digit: digit,
+                method: event.pointee.method == PJSUA_DTMF_METHOD_SIP_INFO ? .sipInfo : .rfc4733,
+                duration: duration == cpj_dtmf_unknown_duration() ? nil : .milliseconds(Int64(duration)))))
 }

@@ -47,8 +47,10 @@ extension Native {
         // a second change can shut the connection it went out on down.
         let retried = code == 491 || (pending.purpose == .networkChange && (code == 408 || code == 503))
         guard retried, pending.attempts < PJSUA.reinviteGlareAttempts else {
-            bridge.hub.emit(.reinviteFailed(ReinviteFailure(
-                call: call, purpose: pending.purpose, statusCode: code, attempts: pending.attempts)))
+            bridge.hub.emit(
+                .reinviteFailed(
+                    ReinviteFailure(
+                        call: call, purpose: pending.purpose, statusCode: code, attempts: pending.attempts)))
             return
         }
         _ = bridge.executor.post {
@@ -105,8 +107,10 @@ extension Native {
                 }
                 return
             }
-            bridge.hub.emit(.reinviteFailed(ReinviteFailure(
-                call: call, purpose: pending.purpose, statusCode: 491, attempts: pending.attempts)))
+            bridge.hub.emit(
+                .reinviteFailed(
+                    ReinviteFailure(
+                        call: call, purpose: pending.purpose, statusCode: 491, attempts: pending.attempts)))
         }
     }
 }

@@ -69,11 +69,15 @@ func onCallReplaced(_ oldSlot: pjsua_call_id, _ newSlot: pjsua_call_id) {
     }
     guard let pending else { return }
     guard let info = Native.readCallInfo(newSlot, call: call) else { return }
-    bridge.hub.emit(.incomingCall(IncomingCall(
-        account: pending.account, call: call, sipCallID: info.sipCallID, from: pending.from,
-        offeredVideo: info.remoteVideoCount > 0, headers: pending.headers, replaces: old)))
-    bridge.hub.emit(.callState(CallStateChange(
-        call: call, state: .incoming, sipCallID: info.sipCallID,
-        lastStatus: info.lastStatusCode, reason: info.lastReason)))
+    bridge.hub.emit(
+        .incomingCall(
+            IncomingCall(
+                account: pending.account, call: call, sipCallID: info.sipCallID, from: pending.from,
+                offeredVideo: info.remoteVideoCount > 0, headers: pending.headers, replaces: old)))
+    bridge.hub.emit(
+        .callState(
+            CallStateChange(
+                call: call, state: .incoming, sipCallID: info.sipCallID,
+                lastStatus: info.lastStatusCode, reason: info.lastReason)))
     bridge.hub.emit(.callReplaced(CallReplacement(call: old, replacement: call)))
 }

@@ -112,9 +112,11 @@ func onTransferStatus(
     // With the slot reused, the transaction pjsip reported just before says whose it is.
     guard let bridge = EngineBridge.active(), !TransactionOrigin.wasForeign(slot: slot),
         let call = Handles.liveCall(slot),
-        bridge.hub.emit(.transferStatus(TransferProgress(
-            call: call, statusCode: Int(code), reason: text.map { PJ.string($0.pointee) } ?? "",
-            isFinal: final != 0))),
+        bridge.hub.emit(
+            .transferStatus(
+                TransferProgress(
+                    call: call, statusCode: Int(code), reason: text.map { PJ.string($0.pointee) } ?? "",
+                    isFinal: final != 0))),
         final == 0, code < 200
     else {
         // Resolved, or nobody waits for it: pjsua stops reporting this subscription.
@@ -143,6 +145,8 @@ func onTransferRequest(
         // The new call is audio only, like every call the engine makes.
         cpj_call_setting_audio_only(setting)
     }
-    bridge.hub.emit(.transferRequest(TransferRequestAnswer(
-        call: call, target: request.target, statusCode: Int(code.pointee.rawValue))))
+    bridge.hub.emit(
+        .transferRequest(
+            TransferRequestAnswer(
+                call: call, target: request.target, statusCode: Int(code.pointee.rawValue))))
 }

@@ -16,7 +16,9 @@ enum PJ {
             code: .init(rawValue: status),
             function: function,
             message: describe(status),
-            sipStatus: { let code = Int(cpj_sip_code_from_status(status)); return code == 0 ? nil : code }()
+            sipStatus: {
+                let code = Int(cpj_sip_code_from_status(status)); return code == 0 ? nil : code
+            }()
         )
     }
 

@@ -109,8 +109,9 @@ extension Native {
     static func attachFramePort(
         bridge: EngineBridge, call: Call, format: AudioFrameFormat, receiveFrames: Int, sendFrames: Int
     ) throws(PJSUAError) -> FramePort {
-        guard let raw = cpj_frame_port_create(
-            UInt32(format.sampleRate), UInt32(format.samplesPerFrame), UInt32(receiveFrames), UInt32(sendFrames))
+        guard
+            let raw = cpj_frame_port_create(
+                UInt32(format.sampleRate), UInt32(format.samplesPerFrame), UInt32(receiveFrames), UInt32(sendFrames))
         else { throw PJ.error(cpj_status_enomem(), "cpj_frame_port_create") }
         var slot = pjsua_conf_port_id(cpj_invalid_id())
         let status = cpj_frame_port_add(raw, &slot)
@@ -137,7 +138,7 @@ extension Native {
         bridge: EngineBridge, format: AudioFrameFormat, frames: Int
     ) throws(PJSUAError) -> FramePort {
         guard let tap = cpj_snd_tap_create(UInt32(format.sampleRate), UInt32(format.samplesPerFrame), UInt32(frames)),
-              let raw = cpj_snd_tap_frames(tap)
+            let raw = cpj_snd_tap_frames(tap)
         else { throw PJ.error(cpj_status_enomem(), "pjmedia_resample_create") }
         let port = FramePort(
             call: nil, format: format, receives: true, sends: false, port: raw, tap: tap,

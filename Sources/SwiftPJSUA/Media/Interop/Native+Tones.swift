@@ -55,7 +55,7 @@ extension Native {
             description.freq2 = Int16(tone.secondFrequency ?? 0)
             description.on_msec = Int16(tone.duration.milliseconds)
             description.off_msec = Int16(tone.pause.milliseconds)
-            description.volume = tone.volume.map { Int16(max(1, min(32767, ($0 * 32767).rounded())))} ?? 0
+            description.volume = tone.volume.map { Int16(max(1, min(32767, ($0 * 32767).rounded()))) } ?? 0
             return description
         }
         var port: UnsafeMutablePointer<pjmedia_port>?

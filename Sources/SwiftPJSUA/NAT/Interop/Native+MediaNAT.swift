@@ -109,9 +109,11 @@ extension Native {
                 var local = pj_sockaddr(), remote = pj_sockaddr()
                 var index: UInt32 = 0
                 while cpj_ice_component(ice, index, &localType, &local, &remoteType, &remote) != 0 {
-                    pairs.append(ICECandidatePair(
-                        local: ICECandidate(type: ICECandidateType(native: localType), address: text(of: &local)),
-                        remote: ICECandidate(type: ICECandidateType(native: remoteType), address: text(of: &remote))))
+                    pairs.append(
+                        ICECandidatePair(
+                            local: ICECandidate(type: ICECandidateType(native: localType), address: text(of: &local)),
+                            remote: ICECandidate(type: ICECandidateType(native: remoteType), address: text(of: &remote))
+                        ))
                     index += 1
                 }
             }

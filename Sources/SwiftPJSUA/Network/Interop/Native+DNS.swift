@@ -47,7 +47,8 @@ extension Native {
         _ slot: pjsua_acc_id, _ regInfo: UnsafeMutablePointer<pjsua_reg_info>, statusCode: Int
     ) -> Bool {
         guard statusCode == 408 || statusCode == 503, regInfo.pointee.renew != 0,
-              let param = regInfo.pointee.cbparam, param.pointee.rdata == nil else { return false }
+            let param = regInfo.pointee.cbparam, param.pointee.rdata == nil
+        else { return false }
         return cpj_dns_mark_register_unanswered(slot) != 0
     }
 }
@@ -63,8 +64,9 @@ extension AccountRecords {
         let generation = account.generation
         _ = bridge.executor.post {
             guard EngineBridge.active() === bridge,
-                  let account = bridge.accountRecords.accountToRetry(generation: generation),
-                  let slot = Handles.liveSlot(account) else { return }
+                let account = bridge.accountRecords.accountToRetry(generation: generation),
+                let slot = Handles.liveSlot(account)
+            else { return }
             _ = pjsua_acc_set_registration(slot, 1)
         }
     }

@@ -24,8 +24,9 @@ extension Native {
         _ regInfo: UnsafeMutablePointer<pjsua_reg_info>, statusCode: Int
     ) -> Bool {
         guard statusCode == 408 || statusCode == 503, let param = regInfo.pointee.cbparam,
-              param.pointee.rdata == nil, let regc = regInfo.pointee.regc,
-              let transport = cpj_regc_last_transport(regc) else { return false }
+            param.pointee.rdata == nil, let regc = regInfo.pointee.regc,
+            let transport = cpj_regc_last_transport(regc)
+        else { return false }
         return cpj_shutdown_failed_flow(transport, "REGISTER got no response") != 0
     }
 }

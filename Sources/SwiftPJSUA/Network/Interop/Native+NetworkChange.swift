@@ -70,7 +70,8 @@ func onIPChangeProgress(
         }
         // Its answer is followed up like a hold's (491 retried, a refusal reported); one that
         // could not be sent is sent again. Not for UPDATE, whose answer is not followed.
-        let usesUpdate = progress.account.flatMap { bridge.accountRecords.configuration(of: $0) }?
+        let usesUpdate =
+            progress.account.flatMap { bridge.accountRecords.configuration(of: $0) }?
             .networkChange.confirmedCalls == .update
         if let call = progress.call, !usesUpdate {
             Native.networkRefreshSent(call, sent: error == nil, bridge: bridge)
