@@ -28,5 +28,6 @@ for argument in sys.argv[1:] or ["Sources", "Tests", "Examples", "Package.swift"
                 name = file.relative_to(ROOT) if file.is_relative_to(ROOT) else file
                 print(f"{name}:{number}: {len(line)} characters, over the width of {width}")
 if found:
-    sys.exit(f"line-width: {found} line(s) over {width} characters (.swift-format's lineLength)")
+    print(f"line-width: {found} line(s) over {width} characters (.swift-format's lineLength)")
+    sys.exit(1)
 print(f"line-width: every line within {width} characters")

@@ -11,10 +11,3 @@ func out(_ text: String) {
 func errorLine(_ error: Error) -> String {
     "error: \(error)"
 }
-
-/// Sends pjsip's log lines to standard error (`--log-level N`).
-struct StandardErrorLog: PJSUALogHandler {
-    func log(level: Int, message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
-    }
-}

@@ -22,9 +22,10 @@ extension Configuration {
     /// ``PJSUA/deactivateAudioDevice()`` (``SoundDeviceActivation/byApp``, the CallKit
     /// `didActivate` / `didDeactivate` flow the earlier package's README showed).
     ///
-    /// Log lines go to ``logHandler`` (none is set, so they are discarded); the earlier
-    /// package printed them. `Configuration()` is this package's own configuration, not this
-    /// one: give at least the port or the transport.
+    /// Log lines go to ``SystemLogHandler`` (no ``logHandler`` is set): unified logging on
+    /// Apple platforms, standard error elsewhere; the earlier package printed them.
+    /// `Configuration()` is this package's own configuration, not this one: give at least the
+    /// port or the transport.
     /// - Parameters:
     ///   - port: the local SIP port, 0 for any free one, up to 65535. A larger value leaves
     ///     the configuration without a transport, and ``PJSUA/start(_:)`` then throws

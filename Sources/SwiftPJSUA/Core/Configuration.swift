@@ -5,9 +5,10 @@ public struct Configuration: Sendable {
     public var transports: [TransportConfiguration]
     /// The `User-Agent` header value.
     public var userAgent: String
-    /// pjsip log verbosity, 0 (off) to 6 (everything, including SIP messages at 4+).
+    /// pjsip log verbosity, 0 (off, the default) to 6 (everything, including SIP messages at 4+).
     public var logLevel: Int
-    /// Where log lines go; `nil` discards them.
+    /// Where log lines go. `nil` (the default) sends them, when ``logLevel`` is above 0, to
+    /// ``SystemLogHandler``: unified logging on Apple platforms, standard error elsewhere.
     public var logHandler: (any PJSUALogHandler)?
     /// The most calls the engine holds at once, 1 up to the pjproject build's limit
     /// (`PJSUA_MAX_CALLS`, 1024 in the provisioned build; ``PJSUA/compiledCallLimit``).

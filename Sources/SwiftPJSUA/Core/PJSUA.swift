@@ -182,6 +182,7 @@ public actor PJSUA {
         case .idle, .shutDown: break
         }
         try configuration.validate()
+        let configuration = configuration.withDefaultLogHandler()
         guard Native.compiledVersion == Native.loadedVersion else {
             throw PJProjectVersionMismatchError(
                 compiledVersion: Native.compiledVersion, loadedVersion: Native.loadedVersion)

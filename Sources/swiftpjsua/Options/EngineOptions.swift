@@ -34,10 +34,8 @@ struct EngineOptions {
             userAgent: "swiftpjsua",
             // The tool plays and records files and runs on servers: no sound hardware.
             media: MediaConfiguration(soundDevice: .null))
-        if let level = try options.int("log-level", in: 0...6) {
-            config.logLevel = level
-            config.logHandler = level > 0 ? StandardErrorLog() : nil
-        }
+        // Above 0, the engine's default handler takes the lines (standard error here).
+        if let level = try options.int("log-level", in: 0...6) { config.logLevel = level }
         if let maxCalls = try options.int("max-calls", in: 1...PJSUA.compiledCallLimit) { config.maxCalls = maxCalls }
         if let codecs = options.string("codecs") {
             // "pjmedia" or "": pjmedia's own order (the engine's empty list).

@@ -73,6 +73,34 @@ extension EngineTests {
         }
     }
 
+    @Test("A log level without a handler logs through the default handler: pjsip's lines on standard error")
+    func logLevelWithoutHandlerLogs() async throws {
+        try await withTemporaryFolder { folder in
+            let kamailio = try await Kamailio.start(folder: folder)
+            let password = try #require(Kamailio.passwords["alice"])
+            // The tool sets no handler of its own: --log-level alone reaches the engine.
+            func register(logLevel: Int) async throws -> String {
+                let process = try PeerProcess(
+                    "register-log-\(logLevel)", executable: Repository.tool.path,
+                    arguments: [
+                        "register", "--bind", "127.0.0.1", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"),
+                        "--username", "alice", "--password-env", "ALICE_PASSWORD", "--once",
+                        "--log-level", String(logLevel),
+                    ], folder: folder, environment: ["ALICE_PASSWORD": password])
+                #expect(try await process.waitForExit(timeout: .seconds(20)) == 0, "\(process.output)")
+                return process.output
+            }
+            let logged = try await register(logLevel: 4)
+            // At level 4 pjsip logs every SIP message it sends and receives.
+            #expect(logged.contains("REGISTER sip:"), "\(logged)")
+            #expect(logged.contains("SIP/2.0 200 OK"), "\(logged)")
+            #expect(!logged.contains(password))
+            let quiet = try await register(logLevel: 0)
+            #expect(quiet.contains("registered expires="), "\(quiet)")
+            #expect(!quiet.contains("REGISTER sip:"), "\(quiet)")
+        }
+    }
+
     @Test("CLI: account options are checked before anything starts")
     func cliAccountOptionErrors() async throws {
         try await withTemporaryFolder { folder in

@@ -141,6 +141,52 @@ extension EngineTests {
         }
     }
 
+    @Test(
+        "A call's first INVITE that times out on a dead TCP flow retires the connection: the next call opens a new one")
+    func deadFlowUnderInitialInviteIsReplaced() async throws {
+        try await withTemporaryFolder { folder in
+            // Calls 1 and 3 reach sipp; call 2's INVITE goes into the dead flow.
+            let relayPort = FreePort.tcpAndUDP()
+            let sipp = try await Sipp.start(
+                scenario: "uas_tcp_behind_relay.xml", calls: 2,
+                extra: ["-t", "t1", "-key", "relay_port", String(relayPort)], folder: folder)
+            let relay = try await TCPRelay.start(folder: folder, targetPort: sipp.port, port: relayPort)
+
+            // A request without a response fails after 64 × T1 = 3.2 s.
+            let timers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400))
+            try await EngineHarness.run(transports: [Self.loopbackTCP], timers: timers) { h in
+                let (engine, log, account) = (h.engine, h.log, h.account)
+                let target = "sip:service@127.0.0.1:\(relayPort);transport=tcp"
+                let first = try await engine.makeCall(to: target, from: account)
+                try await log.first("the first call confirmed") { $0.isState(.confirmed, of: first) }
+                #expect(try relay.blackhole() == 1)
+
+                // A new call's INVITE takes the connection the first call opened, and times out.
+                let second = try await engine.makeCall(to: target, from: account)
+                let ended = try await log.first(
+                    "the second call to end", timeout: timers.transactionTimeout + .seconds(5)
+                ) {
+                    $0.isState(.disconnected, of: second)
+                }
+                guard case .callState(let change) = ended else { return }
+                #expect(change.lastStatus == 408, "\(ended)")
+                #expect(relay.droppedClientBytes > 0, "the INVITE went out on the dead flow\n\(relay.output)")
+
+                // The third call must not take the dead connection.
+                let third = try await engine.makeCall(to: target, from: account)
+                let outcome = try await log.first(
+                    "the third call confirmed or ended", timeout: timers.transactionTimeout + .seconds(5)
+                ) {
+                    $0.isState(.confirmed, of: third) || $0.isState(.disconnected, of: third)
+                }
+                #expect(outcome.isState(.confirmed, of: third), "\(outcome)\n\(relay.output)")
+                #expect(relay.acceptedConnections == 2, "\(relay.output)")
+                let result = try await sipp.finish(timeout: .seconds(10))
+                #expect(result.successfulCalls == 2, "\(result)")
+            }
+        }
+    }
+
     @Test("Flow keep-alive: pongs keep the flow; a silently dropped flow is noticed without a REGISTER timing out")
     func flowKeepAliveReplacesDeadFlow() async throws {
         try await withTemporaryFolder { folder in

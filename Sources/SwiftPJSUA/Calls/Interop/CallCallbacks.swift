@@ -7,6 +7,9 @@ import CPJSUAShim
 // await: they copy what they need into Sendable values and hand them to the hub.
 
 func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_event>?) {
+    // RFC 5626 §4.4: a request that got no response and so ended the call retires its
+    // connection too (pjsua does not always report that transaction to on_call_tsx_state).
+    Native.replaceFlowAfterUnansweredRequest(changingCallStateWith: event)
     guard let bridge = EngineBridge.active() else { return }
     let call = Handles.call(slot)
     guard let info = Native.readCallState(slot, call: call) else { return }

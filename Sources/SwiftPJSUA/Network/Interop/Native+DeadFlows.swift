@@ -33,8 +33,10 @@ extension Native {
 
 extension Native {
     /// After a request of a call got no response at all on a TCP or TLS connection (its
-    /// client transaction timed out: an INVITE, re-INVITE, UPDATE, BYE, INFO…), shuts that
-    /// connection down so that the next request to that address opens a new one.
+    /// client transaction timed out: a re-INVITE, UPDATE, BYE, INFO…), shuts that
+    /// connection down so that the next request to that address opens a new one. A request
+    /// whose timeout ended the call is also handled by
+    /// ``replaceFlowAfterUnansweredRequest(changingCallStateWith:)``.
     ///
     /// pjsip itself ends the call on such a timeout (a re-INVITE or UPDATE that timed out is
     /// followed by a BYE, sent before this runs, on the old connection) but keeps the
@@ -48,5 +50,25 @@ extension Native {
     ) -> Bool {
         guard let transport = cpj_tsx_unanswered_transport(transaction, event) else { return false }
         return cpj_shutdown_failed_flow(transport, "a request of a call got no response") != 0
+    }
+
+    /// The same for the request whose timeout changed the call's state, named in the event
+    /// of pjsua's `on_call_state`: an initial INVITE that got no response ends the call, and
+    /// so, up to pjproject 2.14, does a re-INVITE or UPDATE (from 2.15 on the call ends
+    /// when the BYE sent after it completes).
+    ///
+    /// From 2.14 on pjsua does not report such a transaction to `on_call_tsx_state`: its
+    /// transaction callback runs after the call was disconnected and returns early (2.14
+    /// removed the report pjsua's state callback made first, up to 2.13). Where the
+    /// transaction was reported (up to 2.13, or from 2.15 on a BYE that timed out after the
+    /// re-INVITE was reported) its connection is already shut down and this does nothing.
+    /// Runs inside the transaction's state callback, which holds its transport.
+    /// - Returns: whether a connection was shut down.
+    @discardableResult
+    static func replaceFlowAfterUnansweredRequest(
+        changingCallStateWith event: UnsafeMutablePointer<pjsip_event>?
+    ) -> Bool {
+        guard let event, event.pointee.type == PJSIP_EVENT_TSX_STATE else { return false }
+        return replaceFlowAfterUnansweredRequest(event.pointee.body.tsx_state.tsx, event)
     }
 }
