@@ -41,7 +41,8 @@ actor ColdStarter {
     private var tail: Task<Void, Never>?
 
     func prepare(
-        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?
+        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?,
+        pushToken: String?
     ) async throws -> [String: Account] {
         // One preparation at a time: this actor's awaits would otherwise interleave two
         // pushes, which would start the engine twice or add an account twice.
@@ -49,14 +50,16 @@ actor ColdStarter {
         let work = Task { () async throws -> [String: Account] in
             await previous?.value
             return try await self.prepareNow(
-                engine: engine, plan: plan, accountHint: accountHint, boundAccount: boundAccount)
+                engine: engine, plan: plan, accountHint: accountHint, boundAccount: boundAccount,
+                pushToken: pushToken)
         }
         tail = Task { _ = try? await work.value }
         return try await work.value
     }
 
     private func prepareNow(
-        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?
+        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?,
+        pushToken: String?
     ) async throws -> [String: Account] {
         if let plan {
             do {
@@ -80,7 +83,9 @@ actor ColdStarter {
             if let account = added[hint], (try? await engine.accountConfiguration(account)) != nil {
                 try await Self.register(account, on: engine, deadline: deadline)
                 ready[hint] = account
-            } else if let configuration = plan?.accounts[hint] {
+            } else if var configuration = plan?.accounts[hint] {
+                // The router's token, so the first REGISTER carries it (no second one to fix it).
+                if let pushToken { configuration.push?.resourceID = pushToken }
                 do {
                     let account = try await engine.addAccount(configuration, awaitingRegistration: deadline).account
                     added[hint] = account
