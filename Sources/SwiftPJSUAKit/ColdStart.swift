@@ -11,7 +11,10 @@ extension PJSUAEngine {
         /// The configuration `PJSUA.start(_:)` is called with when the engine is not running.
         public var configuration: Configuration
         /// The accounts to add when a push names their hint (every one for a push without a
-        /// hint), keyed by the hint the server puts in the push's `account`.
+        /// hint), keyed by the hint the server puts in the push's `account`. An account with
+        /// push parameters (`AccountConfiguration.push`) is added with the router's push token
+        /// (``CallRouter/pushToken``) as its `pn-prid` when the router has one, so give them
+        /// with any token (an empty one will do): its first REGISTER carries the current one.
         public var accounts: [String: AccountConfiguration]
         /// How long to wait for the registrar's answer to each REGISTER (10 s by default).
         public var registrationDeadline: Duration
