@@ -101,11 +101,13 @@ extension EngineTests {
                     // reads it, which can be a little after.
                     #expect(abs(startDelay) < 100, "start fulfilled \(startDelay) ms from the INVITE")
                     #expect(Self.milliseconds(invite, ok) >= 19_500, "the 200 came 20 s after the INVITE")
+                    // sipp stamps a message after sending it: the engine may react first, by a
+                    // little (negative delays down to -50 ms are that, not a report before the 180).
                     #expect(
-                        connectingDelay > -5 && connectingDelay < 300 && connectingAt < progress,
+                        connectingDelay > -50 && connectingDelay < 300 && connectingAt < progress,
                         "connecting reported \(connectingDelay) ms after the 180, before the 183")
                     #expect(
-                        connectedDelay > -5 && connectedDelay < 300,
+                        connectedDelay > -50 && connectedDelay < 300,
                         "connected reported \(connectedDelay) ms after the 200")
                     #expect(
                         rig.provider.records == [
