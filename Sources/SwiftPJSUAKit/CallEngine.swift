@@ -43,6 +43,37 @@ public protocol CallEngine: Sendable {
     /// mapping phone numbers to URIs in its domain; `nil` when unknown. The default
     /// implementation returns `nil`.
     func identity(of account: Account) async -> String?
+
+    /// Whether calls can carry video, so that the call UI may be told a call has video
+    /// (CallKit's `hasVideo`). The default implementation returns `PJSUA.carriesVideo`,
+    /// `false` today: the engine answers audio only. Read synchronously, from any thread.
+    var carriesVideo: Bool { get }
+
+    /// The account's RFC 8599 push parameters as configured now (`AccountConfiguration.push`),
+    /// or `nil` when it has none or is gone. The router puts a new push token in them. The
+    /// default implementation returns `nil` (no account takes push tokens).
+    func pushConfiguration(of account: Account) async -> PushConfiguration?
+
+    /// Sends a fresh REGISTER for the account with new push parameters, so the registrar's
+    /// binding carries them (a new device token). See `PJSUA.reRegister(_:updatingPush:)`.
+    /// The default implementation throws ``CallActionError/unsupported``.
+    /// - Throws: the engine's error (the account is gone or has no registrar).
+    func reRegister(_ account: Account, updatingPush push: PushConfiguration) async throws
+
+    /// Like ``prepareForPushedCall(accountHint:boundAccount:)``, with the VoIP push token the
+    /// router holds: an account the engine adds now with push parameters registers with
+    /// this token as its `pn-prid`, so its first REGISTER already carries it. The default
+    /// implementation ignores the token and calls
+    /// ``prepareForPushedCall(accountHint:boundAccount:)``.
+    /// - Parameters:
+    ///   - accountHint: the push's account hint, if any.
+    ///   - boundAccount: the account the router has bound to that hint, if any.
+    ///   - pushToken: the push resource ID (the token as hexadecimal text), if the router has one.
+    /// - Returns: the accounts now registered, by push hint, for the router to bind.
+    /// - Throws: the engine's error when it cannot start or the registrar refuses.
+    func prepareForPushedCall(
+        accountHint: String?, boundAccount: Account?, pushToken: String?
+    ) async throws -> [String: Account]
 }
 
 extension CallEngine {
@@ -53,6 +84,24 @@ extension CallEngine {
 
     /// `nil`: phone numbers map to `tel:` URIs.
     public func identity(of account: Account) async -> String? { nil }
+
+    /// `PJSUA.carriesVideo`: `false` while the engine answers audio only.
+    public var carriesVideo: Bool { PJSUA.carriesVideo }
+
+    /// `nil`: no account takes push tokens.
+    public func pushConfiguration(of account: Account) async -> PushConfiguration? { nil }
+
+    /// Throws ``CallActionError/unsupported``: this engine cannot change push parameters.
+    public func reRegister(_ account: Account, updatingPush push: PushConfiguration) async throws {
+        throw CallActionError.unsupported
+    }
+
+    /// Calls ``prepareForPushedCall(accountHint:boundAccount:)``, without the token.
+    public func prepareForPushedCall(
+        accountHint: String?, boundAccount: Account?, pushToken: String?
+    ) async throws -> [String: Account] {
+        try await prepareForPushedCall(accountHint: accountHint, boundAccount: boundAccount)
+    }
 }
 
 /// ``CallEngine`` over the real engine.
@@ -90,7 +139,32 @@ public struct PJSUAEngine: CallEngine {
     ///   `RegistrationFailedError` when the registrar refuses or does not answer within
     ///   ``ColdStart/registrationDeadline``.
     public func prepareForPushedCall(accountHint: String?, boundAccount: Account?) async throws -> [String: Account] {
-        try await starter.prepare(engine: engine, plan: coldStart, accountHint: accountHint, boundAccount: boundAccount)
+        try await prepareForPushedCall(accountHint: accountHint, boundAccount: boundAccount, pushToken: nil)
+    }
+
+    /// As ``prepareForPushedCall(accountHint:boundAccount:)``; an account it adds from
+    /// ``ColdStart/accounts`` that has push parameters registers with `pushToken` as its
+    /// `pn-prid` (the router's latest token), so the first REGISTER after a cold start
+    /// carries the current token. An account with no push parameters is added as configured.
+    /// - Throws: as ``prepareForPushedCall(accountHint:boundAccount:)``.
+    public func prepareForPushedCall(
+        accountHint: String?, boundAccount: Account?, pushToken: String?
+    ) async throws -> [String: Account] {
+        try await starter.prepare(
+            engine: engine, plan: coldStart, accountHint: accountHint, boundAccount: boundAccount,
+            pushToken: pushToken)
+    }
+
+    /// The account's `AccountConfiguration.push` (`PJSUA.accountConfiguration(_:)`), or `nil`
+    /// when it has none or is gone.
+    public func pushConfiguration(of account: Account) async -> PushConfiguration? {
+        try? await engine.accountConfiguration(account).push
+    }
+
+    /// Calls `PJSUA.reRegister(_:updatingPush:)` with the new parameters: pjsua replaces
+    /// the binding's Contact (`pjsua_acc_modify`), the registration event follows.
+    public func reRegister(_ account: Account, updatingPush push: PushConfiguration) async throws {
+        try await engine.reRegister(account, updatingPush: push)
     }
 
     /// The account's configured identity (`PJSUA.accountConfiguration(_:)`), or `nil` when

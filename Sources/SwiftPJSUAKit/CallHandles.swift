@@ -29,6 +29,102 @@ public struct CallHandle: Sendable, Hashable {
     }
 }
 
+extension CallHandle {
+    /// The handle that shows a far end's URI in the call UI (CallKit: the `CXHandle` of
+    /// `CXCallUpdate.remoteHandle`), so that Contacts can name the caller and Recents can
+    /// call back through ``HandleMapping``.
+    ///
+    /// - ``Kind/phoneNumber``: a `tel:` URI, or a `sip:`/`sips:` URI whose user part is a
+    ///   number: digits with an optional leading `+` (E.164 or a local number) and the visual
+    ///   separators ``HandleMapping/standard`` knows (`space - . ( )`, percent-encoded or
+    ///   not). The value is the number without separators: `sip:+1-555-010-9999@example.com;user=phone`
+    ///   shows `+15550109999`.
+    /// - ``Kind/emailAddress``: a `sip:` URI that is exactly `user@domain`, the domain a host
+    ///   name (not an IP address) with no port, parameters or headers:
+    ///   `sip:alice@example.com` shows `alice@example.com`, which ``HandleMapping/standard``
+    ///   calls as the same URI.
+    /// - ``Kind/generic`` otherwise (an IP address, a port, a `transport` parameter, `sips:`,
+    ///   a service code such as `*31#`), with the URI itself as the value, which
+    ///   ``HandleMapping/standard`` calls as it is.
+    /// - Parameter remoteURI: the far end's URI (a From or To URI, without display-name).
+    public init(remoteURI: String) {
+        let uri = remoteURI.trimmingCharacters(in: .whitespaces)
+        guard let colon = uri.firstIndex(of: ":") else {
+            self.init(.generic, uri)
+            return
+        }
+        let scheme = uri[..<colon].lowercased()
+        let rest = uri[uri.index(after: colon)...]
+        switch scheme {
+        case "tel":
+            let number = rest.prefix { $0 != ";" }
+            if let digits = HandleMapping.phoneNumber(Self.percentDecoded(number)) {
+                self.init(.phoneNumber, digits)
+                return
+            }
+        case "sip", "sips":
+            guard let at = rest.firstIndex(of: "@") else { break }
+            // The user part, less a password and user parameters (`;isub=`).
+            let user = rest[..<at].prefix { $0 != ":" && $0 != ";" }
+            if let digits = HandleMapping.phoneNumber(Self.percentDecoded(user)) {
+                self.init(.phoneNumber, digits)
+                return
+            }
+            let host = rest[rest.index(after: at)...]
+            if scheme == "sip", Self.isEmailUser(rest[..<at]), Self.isEmailDomain(host) {
+                self.init(.emailAddress, "\(rest[..<at])@\(host)")
+                return
+            }
+        default:
+            break
+        }
+        self.init(.generic, uri)
+    }
+
+    /// `%XX` escapes decoded as UTF-8 (with replacement); text without them as it is.
+    private static func percentDecoded(_ text: Substring) -> String {
+        let utf8 = Array(text.utf8)
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "%"), index + 2 < utf8.count,
+                let value = UInt8(String(decoding: utf8[index + 1...index + 2], as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                index += 3
+            } else {
+                bytes.append(utf8[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A user part that reads as the local part of an email address: unreserved characters only.
+    private static func isEmailUser(_ user: Substring) -> Bool {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'+")
+        return !user.isEmpty && user.allSatisfy(allowed.contains) && user.first != "." && user.last != "."
+    }
+
+    /// A bare host name with a dot: no port, parameters or headers, not an IP address.
+    private static func isEmailDomain(_ host: Substring) -> Bool {
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty && $0.allSatisfy(allowed.contains) }) else {
+            return false
+        }
+        // An IPv4 address is all digits; a top-level domain never is.
+        return !(labels.last?.allSatisfy(\.isNumber) ?? true)
+    }
+}
+
+extension CallUpdate {
+    /// How the call UI shows ``remoteURI``: a phone number, an email-like address or the
+    /// URI itself (see ``CallHandle/init(remoteURI:)``). The CallKit adapter reports it as
+    /// the `CXHandle` of `remoteHandle`.
+    public var remoteHandle: CallHandle { CallHandle(remoteURI: remoteURI) }
+}
+
 /// Turns a start action's ``CallHandle`` into the URI the engine calls.
 ///
 /// ``standard`` is the default of ``CallRouter``; give another with

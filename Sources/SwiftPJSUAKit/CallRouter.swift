@@ -15,8 +15,22 @@ import SwiftPJSUA
 /// What it guarantees:
 /// - Each logical call is reported with ``CallProvider/reportNewIncomingCall(_:update:)``
 ///   once, whichever of push and INVITE comes first (see ``CallRegistry`` for the matching).
-/// - An answer given before the INVITE arrives is applied when it arrives; answer and start
-///   are fulfilled when the call is CONFIRMED; hold when the media state shows it.
+/// - Start and answer are fulfilled as Apple's CallKit flow has it, without waiting for
+///   the far end: a start action once the INVITE is out (`makeCall` returned; failed when
+///   placing throws), an answer once the 200 is sent (applied when the INVITE arrives if the
+///   user answered before it). CallKit activates the audio session after the fulfilment, so
+///   ringback and early media reach the sound device while the call rings, and a long ring
+///   never times an action out. The outgoing call's progress follows as reports:
+///   ``CallProvider/reportOutgoingCallStartedConnecting(_:)`` at the first provisional
+///   response (180/183), ``CallProvider/reportOutgoingCallConnected(_:)`` at CONFIRMED, and a
+///   call that fails after its action was fulfilled is reported ended with its reason
+///   (``CallProvider/reportCallEnded(_:reason:)``). Hold is fulfilled when the media state
+///   shows it.
+/// - CallKit is told what the engine can do: ``CallUpdate/hasVideo`` only when the engine
+///   carries video (``CallEngine/carriesVideo``, `false` today) and the call offers it.
+/// - A VoIP push token given to ``updatePushToken(_:)`` reaches the REGISTER of every bound
+///   account that has push parameters, once per change, also of accounts bound or added
+///   by a cold start after the token came.
 /// - A push whose INVITE does not come within ``pushTimeToLive`` (on the injected clock) is
 ///   reported ended as ``CallEndReason/unanswered``.
 /// - A call replaced by an INVITE with `Replaces` (RFC 3891; `IncomingCall.replaces`)
@@ -66,8 +80,10 @@ public actor CallRouter {
         /// The INVITE, when it comes, is declined with this status (the user declined, or
         /// the system refused, before it arrived); nothing more is reported.
         var declineStatus: Int?
-        var pendingStart: UUID?
+        /// An answer action waiting for its INVITE, or for the engine's 200 to go out.
         var pendingAnswer: UUID?
+        /// The 200 was sent: a second answer action does not apply.
+        var answered = false
         var pendingEnd: UUID?
         var pendingHold: (action: UUID, onHold: Bool)?
         var reportedConnecting = false
@@ -96,11 +112,21 @@ public actor CallRouter {
     private var tracks: [UUID: Track] = [:]
     private var hints: [Account: String] = [:]
     private var boundAccounts: [Account] = []
+    /// The latest push-token work (``updatePushToken(_:)``, ``bind(_:pushHint:)``): the next waits for it.
+    private var pushWork: Task<Void, Never>?
+    /// The VoIP push token the router holds, as the push resource ID (`pn-prid`) it puts in
+    /// the REGISTER of push accounts (lowercase hexadecimal for PushKit's bytes); `nil`
+    /// before ``updatePushToken(_:)`` gave one, or after it was invalidated.
+    public private(set) var pushToken: String?
     /// Calls being placed: their first events may arrive before `makeCall` returns.
     private var startsInFlight = 0
     private var earlyEvents: [PJSUAEvent] = []
     /// Whether the system's audio session is active (and so the sound device attached).
     public private(set) var isAudioSessionActive = false
+
+    /// Whether calls may be shown with video: the engine's ``CallEngine/carriesVideo``. An
+    /// offer or push with video is shown as audio while the engine answers audio only.
+    private nonisolated var carriesVideo: Bool { engine.carriesVideo }
 
     /// Creates a router.
     /// - Parameters:
@@ -142,13 +168,88 @@ public actor CallRouter {
     ///
     /// INVITEs on the account reconcile with pushes that carry this hint and no Call-ID;
     /// `reregister` pushes with this hint re-register it. The first bound account places
-    /// calls whose start action names none.
+    /// calls whose start action names none. An account with push parameters
+    /// (`AccountConfiguration.push`) takes the router's push token (``updatePushToken(_:)``):
+    /// when the router holds one its parameters do not carry yet, a REGISTER with it is
+    /// sent before this returns.
     /// - Parameters:
     ///   - account: the engine's account.
     ///   - pushHint: the hint, compared exactly.
-    public func bind(_ account: Account, pushHint: String) {
+    public func bind(_ account: Account, pushHint: String) async {
         hints[account] = pushHint
         if !boundAccounts.contains(account) { boundAccounts.append(account) }
+        guard pushToken != nil else { return }
+        _ = await serializingPushWork { await self.applyPushToken(to: [account]) }
+    }
+
+    // MARK: Push token
+
+    /// Hands a new VoIP push token to the REGISTER of every bound account that has push
+    /// parameters (RFC 8599): PushKit's `pushRegistry(_:didUpdate:for:)`, which
+    /// `VoIPPushHandler` forwards here itself.
+    ///
+    /// The token's bytes become the `pn-prid` as lowercase hexadecimal text (as
+    /// `PushConfiguration.apns(teamID:bundleID:token:pushType:scope:)` writes them); the
+    /// account's other parameters (`pn-provider`, `pn-param`, the scope) stay as configured.
+    /// Each account whose parameters carry another `pn-prid` is re-registered with
+    /// `PJSUA.reRegister(_:updatingPush:)` (``CallEngine/reRegister(_:updatingPush:)``), which
+    /// replaces the registrar's binding; one already carrying it is left alone. A token
+    /// equal to the last one sends nothing. A token that comes before an account is bound
+    /// is kept: ``bind(_:pushHint:)`` applies it, and a cold start
+    /// (``PJSUAEngine/ColdStart``) adds its accounts with it. Updates are applied one at a
+    /// time, in the order they were made.
+    ///
+    /// `nil` (PushKit invalidated the token) forgets the token and sends nothing: the
+    /// registrar keeps the binding it has until a new token replaces it.
+    /// - Parameter token: the token's bytes (`PKPushCredentials.token`), or `nil`.
+    /// - Returns: the accounts a REGISTER with the new token was sent for. An account the
+    ///   engine could not re-register (gone, no registrar) is left out.
+    @discardableResult
+    public func updatePushToken(_ token: Data?) async -> [Account] {
+        await updatePushToken(resourceID: token?.hexadecimal)
+    }
+
+    /// Like ``updatePushToken(_:)``, with the push resource ID as text, for providers whose
+    /// token is not bytes (an FCM registration token) or a token kept as text.
+    /// - Parameter resourceID: the new `pn-prid`, or `nil` to forget the token.
+    /// - Returns: the accounts a REGISTER with it was sent for.
+    @discardableResult
+    public func updatePushToken(resourceID: String?) async -> [Account] {
+        guard resourceID != pushToken else { return [] }
+        pushToken = resourceID
+        guard resourceID != nil else { return [] }
+        return await serializingPushWork { await self.applyPushToken(to: self.boundAccounts) }
+    }
+
+    /// Runs push-token work after the work before it, so two updates never interleave at
+    /// their awaits (which would send a REGISTER twice, or an older token last).
+    private func serializingPushWork(_ work: @escaping @Sendable () async -> [Account]) async -> [Account] {
+        let previous = pushWork
+        let task = Task {
+            await previous?.value
+            return await work()
+        }
+        pushWork = Task { _ = await task.value }
+        return await task.value
+    }
+
+    /// Re-registers each account whose push parameters carry another token than the router's.
+    private func applyPushToken(to accounts: [Account]) async -> [Account] {
+        var updated: [Account] = []
+        for account in accounts {
+            guard let token = pushToken, boundAccounts.contains(account) else { continue }
+            guard var push = await engine.pushConfiguration(of: account), push.resourceID != token else { continue }
+            // A newer token came meanwhile: its own work, queued after this, applies it.
+            guard pushToken == token else { continue }
+            push.resourceID = token
+            do {
+                try await engine.reRegister(account, updatingPush: push)
+                updated.append(account)
+            } catch {
+                // Gone or without a registrar: nothing to carry the token.
+            }
+        }
+        return updated
     }
 
     /// The UUID a call push will get, decided now and without awaiting the router.
@@ -228,7 +329,7 @@ public actor CallRouter {
             }
             await handleInvite(
                 account: incoming.account, call: incoming.call, sipCallID: incoming.sipCallID, from: incoming.from,
-                hasVideo: incoming.offeredVideo, serverUUID: serverUUID)
+                hasVideo: incoming.offeredVideo && carriesVideo, serverUUID: serverUUID)
         case .callState, .callMediaState:
             handleCallEvent(event)
         default:
@@ -281,7 +382,7 @@ public actor CallRouter {
         guard let before = registry.entry(for: old),
             let arrival = registry.recordReplacement(
                 of: old, by: incoming.call, sipCallID: incoming.sipCallID, from: incoming.from,
-                hasVideo: incoming.offeredVideo)
+                hasVideo: incoming.offeredVideo && carriesVideo)
         else { return false }
         // The old Call-ID ends (a late push for it is no new call); the new one is live.
         noteEnded(before)
@@ -348,15 +449,6 @@ public actor CallRouter {
                 }
                 tracks[entry.id] = track
             case .confirmed:
-                if let start = track.pendingStart {
-                    track.pendingStart = nil
-                    provider.fulfill(start)
-                }
-                if let answer = track.pendingAnswer {
-                    track.pendingAnswer = nil
-                    provider.fulfill(answer)
-                }
-                tracks[entry.id] = track
                 if entry.isOutgoing { provider.reportOutgoingCallConnected(entry.id) }
             case .disconnected:
                 ended(entry, track, sipStatus: change.lastStatus, reason: change.reason)
@@ -383,7 +475,7 @@ public actor CallRouter {
         var track = track
         noteEnded(registry.remove(entry.id) ?? entry)
         track.expiry?.cancel()
-        for action in [track.pendingStart, track.pendingAnswer, track.pendingHold?.action].compactMap({ $0 }) {
+        for action in [track.pendingAnswer, track.pendingHold?.action].compactMap({ $0 }) {
             provider.fail(action, error: .callEnded)
         }
         if let other = track.groupedWith { tracks[other]?.groupedWith = nil }
@@ -399,7 +491,6 @@ public actor CallRouter {
         let reason = CallEndReason(sipStatus: sipStatus, reason: sipReason, isOutgoing: entry.isOutgoing)
         if track.report == .reporting {
             track.endedWhileReporting = reason
-            track.pendingStart = nil
             track.pendingAnswer = nil
             track.pendingHold = nil
             tracks[entry.id] = track
@@ -440,10 +531,12 @@ public actor CallRouter {
                 throw .reRegistrationFailed(String(describing: error))
             }
             return .reRegistered(account)
-        case .incomingCall(let push):
-            if let callID = push.sipCallID {
+        case .incomingCall(let pushed):
+            if let callID = pushed.sipCallID {
                 if let ended = endedID(for: callID) { return .alreadyEnded(ended) }
             }
+            var push = pushed
+            push.hasVideo = push.hasVideo && carriesVideo
             let arrival = registry.recordPush(push)
             let entry = arrival.entry
             noteLive(entry)
@@ -470,7 +563,8 @@ public actor CallRouter {
         let bound = push.accountHint.flatMap { hint in boundAccounts.first { hints[$0] == hint } }
         let ready: [String: Account]
         do {
-            ready = try await engine.prepareForPushedCall(accountHint: push.accountHint, boundAccount: bound)
+            ready = try await engine.prepareForPushedCall(
+                accountHint: push.accountHint, boundAccount: bound, pushToken: pushToken)
         } catch {
             // Nothing can reach us: end the call now rather than at the end of its TTL, unless
             // its INVITE came meanwhile (then the call goes on).
@@ -478,7 +572,8 @@ public actor CallRouter {
             throw .coldStartFailed(String(describing: error))
         }
         for (hint, account) in ready.sorted(by: { $0.key < $1.key }) where hints[account] != hint {
-            bind(account, pushHint: hint)
+            // A token that came while the engine was being prepared is applied here.
+            await bind(account, pushHint: hint)
         }
     }
 
@@ -521,7 +616,8 @@ public actor CallRouter {
         return VoIPPushReceipt(
             callUUID: id,
             update: CallUpdate(
-                remoteURI: push.caller.uri, displayName: push.caller.displayName, hasVideo: push.hasVideo),
+                remoteURI: push.caller.uri, displayName: push.caller.displayName,
+                hasVideo: push.hasVideo && carriesVideo),
             content: .call(push))
     }
 
@@ -598,9 +694,10 @@ public actor CallRouter {
     // MARK: User actions
 
     /// Performs a user action; the outcome reaches the provider as
-    /// ``CallProvider/fulfill(_:)`` or ``CallProvider/fail(_:error:)``, now or later
-    /// (answer and start at CONFIRMED, end when the call has ended, hold when the media
-    /// state shows it).
+    /// ``CallProvider/fulfill(_:)`` or ``CallProvider/fail(_:error:)``, now or later: start
+    /// once `makeCall` has sent the INVITE, answer once the 200 is sent (when the INVITE
+    /// arrives, for an answer given before it), end when the call has ended, hold when the
+    /// media state shows it, the others at once.
     /// - Parameter action: the action.
     public func perform(_ action: CallAction) async {
         if case .start(let uri, let account, let video) = action.kind {
@@ -632,7 +729,7 @@ public actor CallRouter {
         case .start, .dial:
             break
         case .answer:
-            guard !entry.isOutgoing, track.pendingAnswer == nil, track.declineStatus == nil else {
+            guard !entry.isOutgoing, track.pendingAnswer == nil, !track.answered, track.declineStatus == nil else {
                 provider.fail(action.id, error: .invalidState)
                 return
             }
@@ -729,7 +826,8 @@ public actor CallRouter {
         return .engine(String(describing: error))
     }
 
-    /// Sends 200 for a pending answer; CONFIRMED fulfils it.
+    /// Sends 200 for a pending answer and fulfils it once the 200 is out, as CallKit's flow
+    /// has it (the ACK and CONFIRMED follow; a call that fails after is reported ended).
     private func applyAnswer(_ action: UUID, to call: Call, of id: UUID) async {
         do {
             try await engine.answer(call, statusCode: 200)
@@ -737,7 +835,14 @@ public actor CallRouter {
             guard tracks[id]?.pendingAnswer == action else { return }
             tracks[id]?.pendingAnswer = nil
             provider.fail(action, error: Self.actionError(error))
+            return
         }
+        // The call may have ended, or been declined, while the 200 went out: then the
+        // action was settled there.
+        guard tracks[id]?.pendingAnswer == action else { return }
+        tracks[id]?.pendingAnswer = nil
+        tracks[id]?.answered = true
+        provider.fulfill(action)
     }
 
     private func start(_ action: CallAction, uri: String, account: Account?, hasVideo: Bool) async {
@@ -761,10 +866,13 @@ public actor CallRouter {
         }
         startsInFlight -= 1
         registry.recordOutgoing(
-            id: action.callUUID, call: call, account: account, remote: SIPAddress(parsing: uri), hasVideo: hasVideo)
-        var track = Track(report: .reported)
-        track.pendingStart = action.id
-        tracks[action.callUUID] = track
+            id: action.callUUID, call: call, account: account, remote: SIPAddress(parsing: uri),
+            hasVideo: hasVideo && carriesVideo)
+        tracks[action.callUUID] = Track(report: .reported)
+        // The INVITE is out: CallKit's start action is done (it then activates the audio
+        // session, so ringback and early media are heard); the call's progress follows as
+        // reports, and its failure, if it fails, as an end.
+        provider.fulfill(action.id)
         // Replay, in order and without suspending, the events that beat makeCall's return.
         let early = earlyEvents.filter { $0.call == call }
         earlyEvents.removeAll { $0.call == call || startsInFlight == 0 }

@@ -11,7 +11,10 @@ extension PJSUAEngine {
         /// The configuration `PJSUA.start(_:)` is called with when the engine is not running.
         public var configuration: Configuration
         /// The accounts to add when a push names their hint (every one for a push without a
-        /// hint), keyed by the hint the server puts in the push's `account`.
+        /// hint), keyed by the hint the server puts in the push's `account`. An account with
+        /// push parameters (`AccountConfiguration.push`) is added with the router's push token
+        /// (``CallRouter/pushToken``) as its `pn-prid` when the router has one, so give them
+        /// with any token (an empty one will do): its first REGISTER carries the current one.
         public var accounts: [String: AccountConfiguration]
         /// How long to wait for the registrar's answer to each REGISTER (10 s by default).
         public var registrationDeadline: Duration
@@ -41,7 +44,8 @@ actor ColdStarter {
     private var tail: Task<Void, Never>?
 
     func prepare(
-        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?
+        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?,
+        pushToken: String?
     ) async throws -> [String: Account] {
         // One preparation at a time: this actor's awaits would otherwise interleave two
         // pushes, which would start the engine twice or add an account twice.
@@ -49,14 +53,16 @@ actor ColdStarter {
         let work = Task { () async throws -> [String: Account] in
             await previous?.value
             return try await self.prepareNow(
-                engine: engine, plan: plan, accountHint: accountHint, boundAccount: boundAccount)
+                engine: engine, plan: plan, accountHint: accountHint, boundAccount: boundAccount,
+                pushToken: pushToken)
         }
         tail = Task { _ = try? await work.value }
         return try await work.value
     }
 
     private func prepareNow(
-        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?
+        engine: PJSUA, plan: PJSUAEngine.ColdStart?, accountHint: String?, boundAccount: Account?,
+        pushToken: String?
     ) async throws -> [String: Account] {
         if let plan {
             do {
@@ -80,7 +86,9 @@ actor ColdStarter {
             if let account = added[hint], (try? await engine.accountConfiguration(account)) != nil {
                 try await Self.register(account, on: engine, deadline: deadline)
                 ready[hint] = account
-            } else if let configuration = plan?.accounts[hint] {
+            } else if var configuration = plan?.accounts[hint] {
+                // The router's token, so the first REGISTER carries it (no second one to fix it).
+                if let pushToken { configuration.push?.resourceID = pushToken }
                 do {
                     let account = try await engine.addAccount(configuration, awaitingRegistration: deadline).account
                     added[hint] = account

@@ -37,6 +37,20 @@ public final class RecordingProvider: CallProvider {
     private let refuse = Protected(false)
     /// Reports that have entered ``reportNewIncomingCall(_:update:)`` (also those held at the gate).
     public let arrivals = Journal<UUID>()
+    /// When each record was made, on the wall clock (what sipp's message log stamps its
+    /// messages with), in order.
+    private let stamps = Protected<[(record: ProviderRecord, at: Date)]>([])
+
+    /// When the provider was first told `record` (wall clock), or `nil` if it was not.
+    public func time(of record: ProviderRecord) -> Date? {
+        stamps.withLock { stamps in stamps.first { $0.record == record }?.at }
+    }
+
+    private func note(_ record: ProviderRecord) {
+        // The time first, so that a waiter woken by the record finds it.
+        stamps.withLock { $0.append((record, Date())) }
+        journal.append(record)
+    }
 
     public init() {}
 
@@ -75,15 +89,15 @@ public final class RecordingProvider: CallProvider {
             if !held { continuation.resume() }
         }
         if refuse.withLock({ $0 }) { throw Refused() }
-        journal.append(.newIncomingCall(call, update))
+        note(.newIncomingCall(call, update))
     }
 
-    public func reportCallUpdated(_ call: UUID, update: CallUpdate) { journal.append(.updated(call, update)) }
-    public func reportOutgoingCallStartedConnecting(_ call: UUID) { journal.append(.startedConnecting(call)) }
-    public func reportOutgoingCallConnected(_ call: UUID) { journal.append(.connected(call)) }
-    public func reportCallEnded(_ call: UUID, reason: CallEndReason) { journal.append(.ended(call, reason)) }
-    public func fulfill(_ action: UUID) { journal.append(.fulfilled(action)) }
-    public func fail(_ action: UUID, error: CallActionError) { journal.append(.failed(action, error)) }
+    public func reportCallUpdated(_ call: UUID, update: CallUpdate) { note(.updated(call, update)) }
+    public func reportOutgoingCallStartedConnecting(_ call: UUID) { note(.startedConnecting(call)) }
+    public func reportOutgoingCallConnected(_ call: UUID) { note(.connected(call)) }
+    public func reportCallEnded(_ call: UUID, reason: CallEndReason) { note(.ended(call, reason)) }
+    public func fulfill(_ action: UUID) { note(.fulfilled(action)) }
+    public func fail(_ action: UUID, error: CallActionError) { note(.failed(action, error)) }
 
     /// Waits until the provider has been told `record`.
     @discardableResult
@@ -109,6 +123,8 @@ public enum EngineRecord: Sendable, Hashable, CustomStringConvertible {
     case activateAudio
     case deactivateAudio
     case reRegister(Account)
+    /// A REGISTER with new push parameters: the account and the new `pn-prid`.
+    case reRegisterWithPush(Account, String)
     case hold(Call, Bool)
     case mute(Call, Bool)
     case dtmf(Call, String)
@@ -122,6 +138,7 @@ public enum EngineRecord: Sendable, Hashable, CustomStringConvertible {
         case .activateAudio: "activateAudio"
         case .deactivateAudio: "deactivateAudio"
         case .reRegister(let account): "reRegister(\(account))"
+        case .reRegisterWithPush(let account, let resourceID): "reRegister(\(account), pn-prid=\(resourceID))"
         case .hold(let call, let on): "hold(\(call), \(on))"
         case .mute(let call, let on): "mute(\(call), \(on))"
         case .dtmf(let call, let digits): "dtmf(\(call), \(digits))"
@@ -137,6 +154,21 @@ public final class RecordingEngine: CallEngine {
     private let base: (any CallEngine)?
     private let nextCall = Protected<Int32>(0)
     private let makeCallHook = Protected<(@Sendable (Call) async -> Void)?>(nil)
+    private let video: Bool?
+    /// Without a base: each account's push parameters, as the fake engine holds them
+    /// (set by the test, replaced by ``reRegister(_:updatingPush:)``).
+    private let pushConfigurations = Protected<[Account: PushConfiguration]>([:])
+    private let makeCallFailure = Protected<(any Error & Sendable)?>(nil)
+
+    /// Without a base: the account's push parameters, as if it had been added with them.
+    public func setPushConfiguration(_ push: PushConfiguration?, of account: Account) {
+        pushConfigurations.withLock { $0[account] = push }
+    }
+
+    /// Without a base: makes ``makeCall(to:from:)`` throw `error` (`nil`: succeed again).
+    public func failMakeCall(with error: (any Error & Sendable)?) {
+        makeCallFailure.withLock { $0 = error }
+    }
 
     /// Runs `hook` inside the fake `makeCall`, before it returns the new call (to deliver
     /// events that beat `makeCall`'s return, as pjsua's worker threads can).
@@ -144,13 +176,33 @@ public final class RecordingEngine: CallEngine {
         makeCallHook.withLock { $0 = hook }
     }
 
-    public init(_ base: (any CallEngine)? = nil) { self.base = base }
+    /// - Parameters:
+    ///   - base: the engine to forward to, or `nil` for a fake.
+    ///   - carriesVideo: what ``carriesVideo`` says, instead of the base's (or `false`).
+    public init(_ base: (any CallEngine)? = nil, carriesVideo: Bool? = nil) {
+        self.base = base
+        video = carriesVideo
+    }
+
+    public var carriesVideo: Bool { video ?? base?.carriesVideo ?? false }
+
+    public func pushConfiguration(of account: Account) async -> PushConfiguration? {
+        if let base { return await base.pushConfiguration(of: account) }
+        return pushConfigurations.withLock { $0[account] }
+    }
+
+    public func reRegister(_ account: Account, updatingPush push: PushConfiguration) async throws {
+        journal.append(.reRegisterWithPush(account, push.resourceID))
+        if let base { return try await base.reRegister(account, updatingPush: push) }
+        pushConfigurations.withLock { $0[account] = push }
+    }
 
     public var records: [EngineRecord] { journal.records }
 
     public func makeCall(to uri: String, from account: Account) async throws -> Call {
         journal.append(.makeCall(uri))
         if let base { return try await base.makeCall(to: uri, from: account) }
+        if let failure = makeCallFailure.withLock({ $0 }) { throw failure }
         let slot = nextCall.withLock { value -> Int32 in
             value += 1
             return value

@@ -171,6 +171,9 @@ public final class Sipp: Sendable {
         public enum Direction: Sendable { case sent, received }
         public var direction: Direction
         public var lines: [String]
+        /// When sipp sent or received it (its log's time stamp: the wall clock, to the
+        /// microsecond, in local time); `nil` when the stamp could not be read.
+        public var time: Date?
         public var firstLine: String { lines.first ?? "" }
         public func header(_ name: String) -> String? {
             for line in lines.dropFirst() {
@@ -189,6 +192,7 @@ public final class Sipp: Sendable {
         var blocks: [LoggedMessage] = []
         var current: LoggedMessage?
         var expectingDirection = false
+        var stamp: Date?
         // SIP lines end in CRLF, which Swift treats as one Character: split on newlines.
         for raw in messages.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             let line = String(raw)
@@ -196,13 +200,14 @@ public final class Sipp: Sendable {
                 if let block = current { blocks.append(block) }
                 current = nil
                 expectingDirection = true
+                stamp = Self.time(ofStamp: line.drop { $0 == "-" }.trimmingCharacters(in: .whitespaces))
                 continue
             }
             if expectingDirection {
                 if line.contains("message sent") {
-                    current = LoggedMessage(direction: .sent, lines: [])
+                    current = LoggedMessage(direction: .sent, lines: [], time: stamp)
                 } else if line.contains("message received") {
-                    current = LoggedMessage(direction: .received, lines: [])
+                    current = LoggedMessage(direction: .received, lines: [], time: stamp)
                 }
                 expectingDirection = false
                 continue
@@ -212,5 +217,27 @@ public final class Sipp: Sendable {
         }
         if let block = current { blocks.append(block) }
         return blocks
+    }
+
+    /// The first message sent (`sent: true`) or received whose first line starts with
+    /// `prefix` (`INVITE `, `SIP/2.0 180`, `ACK `…).
+    public func firstMessage(sent: Bool, startingWith prefix: String) -> LoggedMessage? {
+        messageBlocks.first { ($0.direction == .sent) == sent && $0.firstLine.hasPrefix(prefix) }
+    }
+
+    /// A time stamp of sipp's log, `2026-12-02 08:18:02.979182` (local time), as a `Date`.
+    static func time(ofStamp stamp: String) -> Date? {
+        let parts = stamp.split(separator: " ")
+        guard parts.count == 2 else { return nil }
+        let day = parts[0].split(separator: "-").compactMap { Int($0) }
+        let clock = parts[1].split(separator: ":")
+        guard day.count == 3, clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]),
+            let seconds = Double(clock[2])
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let components = DateComponents(
+            year: day[0], month: day[1], day: day[2], hour: hour, minute: minute, second: Int(seconds))
+        return calendar.date(from: components)?.addingTimeInterval(seconds - seconds.rounded(.down))
     }
 }

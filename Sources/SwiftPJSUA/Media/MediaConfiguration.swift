@@ -64,8 +64,8 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// The default is ``Tone/ringbackEurope`` (425 Hz, 1 s on, 4 s off): 400–450 Hz single
     /// tones are the ringback of most of the world's networks (ITU-T E.180 recommends
     /// that band), where 440 + 480 Hz (``Tone/ringbackNorthAmerica``) is North America's.
-    /// Set `nil` when the app plays its own ringback (CallKit shows and plays its own call
-    /// progress) or has no listener (a server). Checked at ``PJSUA/start(_:)``
+    /// Set `nil` when the app plays its own ringback or has no listener (a server). CallKit
+    /// plays none (it shows the call's progress only), so a CallKit app keeps this one. Checked at ``PJSUA/start(_:)``
     /// (``PJSUAUsageError/invalidConfiguration(_:)``: 1 to 32 valid tones). Played with
     /// `pjmedia_tonegen_create`, `pjmedia_tonegen_play`, `pjsua_conf_add_port` and
     /// `pjsua_conf_connect` to slot 0, removed with `pjsua_conf_remove_port`.

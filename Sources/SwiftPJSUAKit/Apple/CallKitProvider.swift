@@ -169,12 +169,16 @@
         }
 
         /// Forwards a start action (`.dial` with the handle and its type, from the first bound
-        /// account): the router's ``HandleMapping`` makes the URI.
+        /// account): the router's ``HandleMapping`` makes the URI. Fulfilled once the INVITE
+        /// is out; CallKit then activates the audio session, so ringback and early media are
+        /// heard while the call rings, and the call's progress follows as
+        /// `reportOutgoingCall(with:startedConnectingAt:)` and `…connectedAt:`.
         public func provider(_ provider: CXProvider, perform action: CXStartCallAction) {
             forward(action, .dial(Self.callHandle(action.handle), account: nil, hasVideo: action.isVideo))
         }
 
-        /// Forwards an answer action; fulfilled when the call is CONFIRMED.
+        /// Forwards an answer action; fulfilled once the 200 is sent (CallKit then activates
+        /// the audio session), not when the far end's ACK comes.
         public func provider(_ provider: CXProvider, perform action: CXAnswerCallAction) {
             forward(action, .answer)
         }
@@ -231,14 +235,24 @@
 
         static func cxUpdate(_ update: CallUpdate) -> CXCallUpdate {
             let cx = CXCallUpdate()
-            cx.remoteHandle = CXHandle(type: .generic, value: update.remoteURI)
+            let handle = update.remoteHandle
+            cx.remoteHandle = CXHandle(type: cxHandleType(handle.kind), value: handle.value)
             cx.localizedCallerName = update.displayName
+            // The router sets it only when the engine carries video (CallEngine.carriesVideo).
             cx.hasVideo = update.hasVideo
             cx.supportsHolding = true
             cx.supportsDTMF = true
             cx.supportsGrouping = true
             cx.supportsUngrouping = true
             return cx
+        }
+
+        static func cxHandleType(_ kind: CallHandle.Kind) -> CXHandle.HandleType {
+            switch kind {
+            case .phoneNumber: .phoneNumber
+            case .emailAddress: .emailAddress
+            case .generic: .generic
+            }
         }
 
         static func cxReason(_ reason: CallEndReason) -> CXCallEndedReason {

@@ -16,6 +16,12 @@
     /// router (``CallRouter/handleVoIPPush(_:)``: cold start, registration) and calls PushKit's
     /// completion handler once the router is done with it.
     ///
+    /// The VoIP push token goes to the router as PushKit hands it over
+    /// (``CallRouter/updatePushToken(_:)``, in PushKit's order): every bound account with push
+    /// parameters registers again with the new `pn-prid`, once per change, and a token that
+    /// comes before the account is kept for it. `onToken` is for anything else the app does
+    /// with the token (a push gateway of its own); it may be left out.
+    ///
     /// Every VoIP push reports a call, even one nothing can read (a placeholder, ended at once
     /// as failed): the system terminates apps that do not. So `reregister` pushes should not be
     /// sent as VoIP pushes; send them as background notifications and pass them to
@@ -31,15 +37,13 @@
     /// let engine = PJSUA()
     /// let callKit = CallKitProvider(configuration: CXProviderConfiguration())
     /// let router = CallRouter(engine: PJSUAEngine(engine), provider: callKit)
-    /// func send(_ push: PushConfiguration?) {}
     /// -->
     /// ```swift
-    /// let pushes = VoIPPushHandler(router: router, callKit: callKit) { token in
-    ///     send(token.map { PushConfiguration.apns(teamID: "ABCDE12345", bundleID: "com.example.phone", token: $0) })
-    /// }
+    /// // Keep it for the app's lifetime: PushKit holds its delegate weakly.
+    /// let pushes = VoIPPushHandler(router: router, callKit: callKit)
     /// ```
-    // Safety: every stored property is a `let` set in `init`. `router`, `callKit` and
-    // `onToken` are Sendable. The `PKPushRegistry` is not marked Sendable by the SDK; this
+    // Safety: every stored property is a `let` set in `init`. `router`, `callKit`, `tokens`
+    // and `onToken` are Sendable. The `PKPushRegistry` is not marked Sendable by the SDK; this
     // object sets its `delegate` and `desiredPushTypes` once, in `init`, before PushKit can
     // call back, and touches it nowhere else (the property is there for the app to read).
     public final class VoIPPushHandler: NSObject, PKPushRegistryDelegate, @unchecked Sendable {
@@ -48,40 +52,51 @@
         private let router: CallRouter
         private let callKit: CallKitProvider
         private let onToken: @Sendable (Data?) -> Void
+        /// Tokens for the router, in PushKit's order.
+        private let tokens = AsyncStream<Data?>.makeStream()
 
         /// Registers for VoIP pushes.
         /// - Parameters:
         ///   - router: the router that handles the calls (its `pushParser` reads the payloads).
         ///   - callKit: the CallKit provider the router reports to.
         ///   - queue: the queue PushKit calls the delegate on (`nil`: the main queue).
-        ///   - onToken: receives the VoIP push token's bytes to send to your SIP server (`nil`
-        ///     when it is invalidated);
+        ///   - onToken: also receives the VoIP push token's bytes (`nil` when it is
+        ///     invalidated), after they were handed to the router, for anything else the app
+        ///     sends them to; nothing by default.
         ///     ``PushConfiguration/apns(teamID:bundleID:token:pushType:scope:)-(_,_,Data,_,_)``
         ///     takes them as they are.
         public init(
             router: CallRouter, callKit: CallKitProvider, queue: DispatchQueue? = nil,
-            onToken: @escaping @Sendable (Data?) -> Void
+            onToken: @escaping @Sendable (Data?) -> Void = { _ in }
         ) {
             registry = PKPushRegistry(queue: queue)
             self.router = router
             self.callKit = callKit
             self.onToken = onToken
             super.init()
+            let stream = tokens.stream
+            Task {
+                for await token in stream { await router.updatePushToken(token) }
+            }
             registry.delegate = self
             registry.desiredPushTypes = [.voIP]
         }
 
-        /// Hands the new token to `onToken`.
+        /// Hands the new token to the router (``CallRouter/updatePushToken(_:)``), then to `onToken`.
         @objc(pushRegistry:didUpdatePushCredentials:forType:)
         public func pushRegistry(
             _ registry: PKPushRegistry, didUpdate pushCredentials: PKPushCredentials, for type: PKPushType
         ) {
+            guard type == .voIP else { return }
+            tokens.continuation.yield(pushCredentials.token)
             onToken(pushCredentials.token)
         }
 
-        /// Tells `onToken` the token is gone.
+        /// Tells the router and `onToken` the token is gone (the router forgets it).
         @objc(pushRegistry:didInvalidatePushTokenForType:)
         public func pushRegistry(_ registry: PKPushRegistry, didInvalidatePushTokenFor type: PKPushType) {
+            guard type == .voIP else { return }
+            tokens.continuation.yield(nil)
             onToken(nil)
         }
 

@@ -128,7 +128,7 @@ struct CallRouterTests {
         #expect(claimed == CallIdentity.uuid(sipCallID: "c1@h"))
     }
 
-    @Test("The user answers before the INVITE: 200 goes out when it arrives, fulfilled at CONFIRMED")
+    @Test("The user answers before the INVITE: 200 goes out when it arrives, fulfilled once it is sent")
     func answerBeforeInvite() async throws {
         guard case .reportedNewCall(let id) = try await router.handlePush(push("c1@h")) else {
             Issue.record("not reported")
@@ -140,10 +140,11 @@ struct CallRouterTests {
         let call = Call(slot: 0, generation: 10)
         await router.handle(invite(call, "c1@h"))
         #expect(engine.records == [.answer(call, 200)])
-        #expect(!provider.records.contains(.fulfilled(answer.id)))
+        // The 200 is out: fulfilled now, not at the ACK (CONNECTING, CONFIRMED come later).
+        #expect(provider.records.last == .fulfilled(answer.id))
         await router.handle(state(call, .connecting, "c1@h"))
         await router.handle(state(call, .confirmed, "c1@h"))
-        #expect(provider.records.contains(.fulfilled(answer.id)))
+        #expect(provider.records.filter { $0 == .fulfilled(answer.id) }.count == 1)
         #expect(!engine.records.contains(.activateAudio))
         await router.handle(state(call, .disconnected, "c1@h", 200))
         #expect(provider.records.last == .ended(id, .remoteEnded))
@@ -318,7 +319,8 @@ struct CallRouterTests {
         #expect(await router.calls.map(\.call) == [new])
     }
 
-    @Test("Outgoing: connecting at the first provisional response, start fulfilled and connected at CONFIRMED")
+    @Test(
+        "Outgoing: start fulfilled once the INVITE is out, connecting at the first provisional, connected at CONFIRMED")
     func outgoing() async throws {
         let id = UUID()
         let start = CallAction(callUUID: id, kind: .start(uri: "sip:carol@example.com", account: nil, hasVideo: false))
@@ -327,14 +329,18 @@ struct CallRouterTests {
             Issue.record("\(engine.records)")
             return
         }
+        // makeCall returned: the INVITE is out, and CallKit may activate the audio session.
+        #expect(provider.records == [.fulfilled(start.id)])
         let call = try #require(await router.calls.first?.call)
         await router.handle(state(call, .calling, "out@h", 0))
+        #expect(provider.records == [.fulfilled(start.id)])
         await router.handle(state(call, .early, "out@h", 180))
+        #expect(provider.records == [.fulfilled(start.id), .startedConnecting(id)])
         await router.handle(state(call, .early, "out@h", 183))
         await router.handle(state(call, .connecting, "out@h", 200))
-        #expect(!provider.records.contains(.fulfilled(start.id)))
+        #expect(provider.records == [.fulfilled(start.id), .startedConnecting(id)])
         await router.handle(state(call, .confirmed, "out@h", 200))
-        #expect(provider.records == [.startedConnecting(id), .fulfilled(start.id), .connected(id)])
+        #expect(provider.records == [.fulfilled(start.id), .startedConnecting(id), .connected(id)])
         #expect(await router.calls.first?.sipCallID == "out@h")
         #expect(!engine.records.contains(.activateAudio))
         await router.handle(state(call, .disconnected, "out@h", 200))
@@ -358,18 +364,62 @@ struct CallRouterTests {
         let id = UUID()
         let start = CallAction(callUUID: id, kind: .start(uri: "sip:fast@example.com", account: nil, hasVideo: false))
         await router.perform(start)
-        #expect(provider.records == [.startedConnecting(id), .fulfilled(start.id), .connected(id)])
+        // Fulfilled first (makeCall returned), then the progress that beat its return, in order.
+        #expect(provider.records == [.fulfilled(start.id), .startedConnecting(id), .connected(id)])
         #expect(await router.calls.first?.sipCallID == "fast@h")
     }
 
-    @Test("Outgoing call declined with 486: the start fails and the call ends remote-ended")
-    func outgoingBusy() async throws {
+    @Test(
+        "An outgoing call that fails after its start was fulfilled is reported ended with its reason",
+        arguments: [
+            (486, CallEndReason.remoteEnded), (603, .remoteEnded), (487, .unanswered), (404, .failed),
+            (503, .failed), (408, .failed),
+        ])
+    func outgoingFailsAfterStart(status: Int, reason: CallEndReason) async throws {
         let id = UUID()
         let start = CallAction(callUUID: id, kind: .start(uri: "sip:carol@example.com", account: nil, hasVideo: false))
         await router.perform(start)
         let call = try #require(await router.calls.first?.call)
-        await router.handle(state(call, .disconnected, "out@h", 486))
-        #expect(provider.records == [.failed(start.id, .callEnded), .ended(id, .remoteEnded)])
+        await router.handle(state(call, .early, "out@h", 180))
+        await router.handle(state(call, .disconnected, "out@h", status))
+        #expect(provider.records == [.fulfilled(start.id), .startedConnecting(id), .ended(id, reason)])
+        #expect(await router.calls.isEmpty)
+    }
+
+    @Test("A start action whose placing throws fails, and nothing is left of the call")
+    func startFailsWhenPlacingThrows() async throws {
+        engine.failMakeCall(with: PJSUAUsageError.invalidURI("sip:"))
+        let id = UUID()
+        let start = CallAction(callUUID: id, kind: .start(uri: "sip:carol@example.com", account: nil, hasVideo: false))
+        await router.perform(start)
+        #expect(
+            provider.records == [.failed(start.id, .engine(String(describing: PJSUAUsageError.invalidURI("sip:"))))])
+        #expect(await router.calls.isEmpty)
+        // The UUID is free again: a second attempt that succeeds is fulfilled.
+        engine.failMakeCall(with: nil)
+        let again = CallAction(callUUID: id, kind: .start(uri: "sip:carol@example.com", account: nil, hasVideo: false))
+        await router.perform(again)
+        #expect(provider.records.last == .fulfilled(again.id))
+    }
+
+    @Test("Answer: fulfilled once the 200 is sent, before the ACK; a second answer fails; a later failure is an end")
+    func answerFulfilledWhenSent() async throws {
+        let call = Call(slot: 0, generation: 10)
+        await router.handle(invite(call, "c1@h"))
+        let id = CallIdentity.uuid(sipCallID: "c1@h")
+        let answer = CallAction(callUUID: id, kind: .answer)
+        await router.perform(answer)
+        #expect(engine.records == [.answer(call, 180), .answer(call, 200)])
+        #expect(provider.records.last == .fulfilled(answer.id))
+        let again = CallAction(callUUID: id, kind: .answer)
+        await router.perform(again)
+        #expect(provider.records.last == .failed(again.id, .invalidState))
+        #expect(engine.records.count == 2)
+        // The ACK never comes: pjsua ends the call 408 after it was answered.
+        await router.handle(state(call, .connecting, "c1@h"))
+        await router.handle(state(call, .disconnected, "c1@h", 408))
+        #expect(provider.records.last == .ended(id, .failed))
+        #expect(!provider.records.contains { if case .failed(answer.id, _) = $0 { true } else { false } })
     }
 
     @Test("Hold is fulfilled when the media state shows local hold, resume when it is active again")

@@ -13,14 +13,20 @@ final class ColdStartEngine: CallEngine {
     let ready: [String: Account]
     let failure: (any Error & Sendable)?
     let identityURI: String?
-    /// Each preparation: the hint, the bound account and the calls reported by then.
+    /// Each preparation: the hint, the bound account, the calls reported by then and the
+    /// push token the router handed over.
     let preparations = Journal<Preparation>()
+    private let prepareHook = Protected<(@Sendable () async -> Void)?>(nil)
 
     struct Preparation: Sendable, Hashable {
         var hint: String?
         var bound: Account?
         var reportedBefore: [UUID]
+        var pushToken: String? = nil
     }
+
+    /// Runs `hook` inside each preparation, before it returns (while the router awaits it).
+    func onPrepare(_ hook: @escaping @Sendable () async -> Void) { prepareHook.withLock { $0 = hook } }
 
     init(
         provider: RecordingProvider, ready: [String: Account] = [:], failure: (any Error & Sendable)? = nil,
@@ -32,10 +38,26 @@ final class ColdStartEngine: CallEngine {
         identityURI = identity
     }
 
-    func prepareForPushedCall(accountHint: String?, boundAccount: Account?) async throws -> [String: Account] {
-        preparations.append(Preparation(hint: accountHint, bound: boundAccount, reportedBefore: provider.reportedCalls))
+    func prepareForPushedCall(
+        accountHint: String?, boundAccount: Account?, pushToken: String?
+    ) async throws -> [String: Account] {
+        preparations.append(
+            Preparation(
+                hint: accountHint, bound: boundAccount, reportedBefore: provider.reportedCalls, pushToken: pushToken))
+        if let hook = prepareHook.withLock({ $0 }) { await hook() }
         if let failure { throw failure }
         return ready
+    }
+
+    func prepareForPushedCall(accountHint: String?, boundAccount: Account?) async throws -> [String: Account] {
+        try await prepareForPushedCall(accountHint: accountHint, boundAccount: boundAccount, pushToken: nil)
+    }
+
+    func pushConfiguration(of account: Account) async -> PushConfiguration? {
+        await base.pushConfiguration(of: account)
+    }
+    func reRegister(_ account: Account, updatingPush push: PushConfiguration) async throws {
+        try await base.reRegister(account, updatingPush: push)
     }
 
     func identity(of account: Account) async -> String? { identityURI }
