@@ -1,5 +1,3 @@
-import Synchronization
-
 /// What pjsua's C callbacks can reach while an engine is running: the event hub, the engine
 /// thread (to hand work back to it) and each capability's state. It holds no reference to
 /// the ``PJSUA`` actor.
@@ -66,13 +64,16 @@ final class EngineBridge: Sendable {
 }
 
 /// Process-wide generation counter for call and account handles.
-let handleGenerations = Atomic<UInt64>(0)
+let handleGenerations = Protected<UInt64>(0)
 
 func nextGeneration() -> UInt64 {
-    handleGenerations.add(1, ordering: .relaxed).newValue
+    handleGenerations.withLock { generation in
+        generation += 1
+        return generation
+    }
 }
 
 /// The generation the next handle will get: every handle made so far is below it.
 func upcomingGeneration() -> UInt64 {
-    handleGenerations.load(ordering: .relaxed) + 1
+    handleGenerations.withLock { $0 } + 1
 }

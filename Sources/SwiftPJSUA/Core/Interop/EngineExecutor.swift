@@ -1,6 +1,5 @@
 import CPJSUAShim
 import Foundation
-import Synchronization
 
 /// A `SerialExecutor` that runs every job on one dedicated thread registered with PJLIB.
 ///

@@ -31,3 +31,14 @@ package final class Protected<Value: Sendable>: @unchecked Sendable {
         return try body(&value)
     }
 }
+
+extension Protected where Value == Bool {
+    /// Sets the flag and returns whether it was set already: the first caller of several
+    /// racing to do something once gets `false`.
+    package func set() -> Bool {
+        withLock { flag in
+            defer { flag = true }
+            return flag
+        }
+    }
+}

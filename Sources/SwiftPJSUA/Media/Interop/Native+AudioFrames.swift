@@ -1,5 +1,4 @@
 import CPJSUAShim
-import Synchronization
 
 /// A port the engine added to pjsua's conference bridge (frame ports, tone generators),
 /// taken off the bridge when its call ends, when stopped, or at shutdown.
@@ -34,7 +33,7 @@ final class FramePort: BridgePort, @unchecked Sendable {
     private let tap: UnsafeMutablePointer<cpj_snd_tap>?
     /// The port's conference slot, fixed while it is on the bridge (invalid for a tap).
     let slot: pjsua_conf_port_id
-    private let removed = Atomic<Bool>(false)
+    private let removed = Protected(false)
 
     fileprivate init(
         call: Call?, format: AudioFrameFormat, receives: Bool, sends: Bool,
@@ -87,7 +86,7 @@ final class FramePort: BridgePort, @unchecked Sendable {
 
     @discardableResult
     func removeFromBridge() -> Bool {
-        guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        guard !removed.set() else { return false }
         if let tap { cpj_snd_tap_remove(tap) } else { cpj_frame_port_remove(port, slot) }
         return true
     }
@@ -95,7 +94,7 @@ final class FramePort: BridgePort, @unchecked Sendable {
     /// Puts a sound-device tap (back) into the null sound device; `false` when no null
     /// device is attached. Engine thread.
     func installTap() -> Bool {
-        guard let tap, !removed.load(ordering: .acquiring) else { return false }
+        guard let tap, !removed.withLock({ $0 }) else { return false }
         return cpj_snd_tap_install(tap) == cpj_success()
     }
 }

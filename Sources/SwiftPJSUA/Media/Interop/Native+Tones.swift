@@ -1,5 +1,4 @@
 import CPJSUAShim
-import Synchronization
 
 /// A pjmedia tone generator on the bridge (`cpj_tonegen_start` in the shim).
 /// `@unchecked Sendable`: the pointers are only used on the engine thread: by
@@ -12,7 +11,7 @@ final class TonePort: BridgePort, @unchecked Sendable {
     let once: Bool
     private let port: UnsafeMutablePointer<pjmedia_port>
     private let pool: UnsafeMutablePointer<pj_pool_t>
-    private let removed = Atomic<Bool>(false)
+    private let removed = Protected(false)
 
     fileprivate init(
         slot: pjsua_conf_port_id, call: Call?, once: Bool, port: UnsafeMutablePointer<pjmedia_port>,
@@ -28,12 +27,12 @@ final class TonePort: BridgePort, @unchecked Sendable {
     /// Played once and done: nothing left to play (`pjmedia_tonegen_is_busy`, a read of
     /// the count the clock thread sets to 0 at the end). Engine thread, while on the bridge.
     var hasFinished: Bool {
-        once && !removed.load(ordering: .acquiring) && pjmedia_tonegen_is_busy(port) == 0
+        once && !removed.withLock({ $0 }) && pjmedia_tonegen_is_busy(port) == 0
     }
 
     @discardableResult
     func removeFromBridge() -> Bool {
-        guard !removed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        guard !removed.set() else { return false }
         cpj_tonegen_remove(port, pool, slot)
         return true
     }

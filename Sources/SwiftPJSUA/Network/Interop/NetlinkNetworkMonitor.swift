@@ -1,7 +1,6 @@
 #if os(Linux)
     import CPJSUAShim
     import Foundation
-    import Synchronization
 
     /// Linux's network monitor: a `NETLINK_ROUTE` socket subscribed to link, address and route
     /// changes (IPv4 and IPv6), read on a thread of its own. Changes of the loopback interface
@@ -36,7 +35,7 @@
         let fd: Int32
         let debounce: Duration
         let continuation: AsyncStream<NetworkPathChange>.Continuation
-        let isStopped = Atomic<Bool>(false)
+        let isStopped = Protected(false)
 
         init(fd: Int32, debounce: Duration, continuation: AsyncStream<NetworkPathChange>.Continuation) {
             self.fd = fd
@@ -44,7 +43,7 @@
             self.continuation = continuation
         }
 
-        func stop() { isStopped.store(true, ordering: .releasing) }
+        func stop() { isStopped.withLock { $0 = true } }
 
         func run() {
             defer {
@@ -54,7 +53,7 @@
             let clock = ContinuousClock()
             var pending = 0
             var lastNotification = clock.now
-            while !isStopped.load(ordering: .acquiring) {
+            while !isStopped.withLock({ $0 }) {
                 // Short polls, so that stop() is noticed within 100 ms.
                 var wait = Duration.milliseconds(100)
                 if pending > 0 { wait = min(wait, max(.milliseconds(1), debounce - (clock.now - lastNotification))) }

@@ -1,7 +1,6 @@
 #if canImport(Network) && !os(Linux)
     import Foundation
     import Network
-    import Synchronization
 
     /// Apple platforms' network monitor over `NWPathMonitor`: a change is a new path (another
     /// interface, another status, gained or lost IPv4/IPv6) after the first one the monitor
