@@ -98,8 +98,8 @@ func serve(_ call: Call, engine: PJSUA, options: IVROptions, prompt: String) asy
                 if let player = prompting { try? await engine.stop(player) }
                 switch digit {
                 case "1" where echoing == nil:
-                    let frames = try await engine.audioFrames(of: call)
-                    let writer = try await engine.audioFrameWriter(for: call, buffer: .milliseconds(60))
+                    let frames = try await engine.audioFrames(from: call)
+                    let writer = try await engine.audioFrameWriter(into: call, buffer: .milliseconds(60))
                     echoing = Task {
                         for await frame in frames {
                             do { try await writer.write(frame.samples) } catch { break }
@@ -107,7 +107,7 @@ func serve(_ call: Call, engine: PJSUA, options: IVROptions, prompt: String) asy
                     }
                     say("\(call): echo")
                 case "2" where recording == nil:
-                    let frames = try await engine.audioFrames(of: call)
+                    let frames = try await engine.audioFrames(from: call)
                     let file = URL(fileURLWithPath: options.recordDirectory)
                         .appendingPathComponent("ivr-\(call.slot)-\(call.generation).wav")
                     recording = Task {

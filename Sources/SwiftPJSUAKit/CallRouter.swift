@@ -451,7 +451,7 @@ public actor CallRouter {
             case .confirmed:
                 if entry.isOutgoing { provider.reportOutgoingCallConnected(entry.id) }
             case .disconnected:
-                ended(entry, track, sipStatus: change.lastStatus, reason: change.reason)
+                ended(entry, track, sipStatus: change.statusCode, reason: change.reason)
             case .null, .calling, .incoming:
                 break
             }

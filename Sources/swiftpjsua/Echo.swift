@@ -38,8 +38,8 @@ enum Echo {
     }
 
     static func start(on call: Call, engine: PJSUA, totals: Totals) async throws {
-        let received = try await engine.audioFrames(of: call, format: format, buffer: .milliseconds(200))
-        let writer = try await engine.audioFrameWriter(for: call, format: format, buffer: .milliseconds(60))
+        let received = try await engine.audioFrames(from: call, format: format, buffer: .milliseconds(200))
+        let writer = try await engine.audioFrameWriter(into: call, format: format, buffer: .milliseconds(60))
         totals.started()
         Task {
             // Ends with the call: the stream finishes, or a write throws once it is gone.

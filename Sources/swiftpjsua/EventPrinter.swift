@@ -50,7 +50,7 @@ final class EventPrinter: Sendable {
         case .callState(let change):
             let call = change.call
             let state = change.state
-            let status = change.lastStatus
+            let status = change.statusCode
             let reason = change.reason
             line("state \(name(call)) \(state.description.uppercased())\(status > 0 ? " \(status) \(reason)" : "")")
         case .callMediaState(let mediaChange):

@@ -108,9 +108,9 @@ public final class EarlierStylePhone: EarlierStyleSteps {
                     print("incoming call \(incoming.sipCallID) on \(incoming.account), video: \(incoming.offeredVideo)")
                     try await phone.answer(call)
                     await transcript.append("answered \(call)")
-                // pattern edit; earlier: case .callState(let call, let state, _, let lastStatus):
+                // pattern edit; earlier: case .callState(let call, let state, _, let statusCode):
                 case .callState(let change):
-                    await transcript.append("\(change.call) \(change.state) \(change.lastStatus)")
+                    await transcript.append("\(change.call) \(change.state) \(change.statusCode)")
                 default:
                     break
                 }

@@ -93,7 +93,7 @@ extension EngineHarness {
         _ call: Call, to file: URL, packets: UInt64 = 100, frequency: Double = 1000
     ) async throws -> ToneAnalysis {
         let start = try await engine.streamStatistics(call).packetsReceived
-        let recorder = try await engine.record(call, to: file.path)
+        let recorder = try await engine.record(file: file.path, from: call)
         try await poll("\(packets) packets on \(call)") {
             try await $0.streamStatistics(call).packetsReceived >= start + packets
         }

@@ -50,7 +50,7 @@ extension PJSUAEvent {
 
     /// The last SIP status of a call's DISCONNECTED event.
     public var finalStatus: Int? {
-        if case .callState(let change) = self, change.state == .disconnected { return change.lastStatus }
+        if case .callState(let change) = self, change.state == .disconnected { return change.statusCode }
         return nil
     }
 }

@@ -47,17 +47,17 @@ public struct CallStateChange: Sendable, Hashable {
     /// The call's Call-ID header.
     public var sipCallID: String
     /// The last SIP status code (100–699), or 0 before any response.
-    public var lastStatus: Int
+    public var statusCode: Int
     /// The reason phrase of that status, or the engine's reason for an end it caused (for
     /// example ``PJSUA/mediaTimeoutReason``).
     public var reason: String
 
     /// Creates the payload; the engine fills it from `on_call_state`.
-    public init(call: Call, state: CallState, sipCallID: String, lastStatus: Int, reason: String) {
+    public init(call: Call, state: CallState, sipCallID: String, statusCode: Int, reason: String) {
         self.call = call
         self.state = state
         self.sipCallID = sipCallID
-        self.lastStatus = lastStatus
+        self.statusCode = statusCode
         self.reason = reason
     }
 }

@@ -49,9 +49,9 @@ public struct CallInfo: Sendable, Hashable {
     /// The far end's Contact URI, empty until known.
     public var remoteContact: String
     /// The last SIP status code seen on the INVITE session (100–699), 0 before any.
-    public var lastStatusCode: Int
-    /// The reason phrase that came with ``lastStatusCode``.
-    public var lastReason: String
+    public var statusCode: Int
+    /// The reason phrase that came with ``statusCode``.
+    public var reason: String
     /// Time since the call was confirmed (zero before).
     public var connectDuration: Duration
     /// Time since the call was created.

@@ -17,7 +17,7 @@ extension PJSUA {
     /// let outgoing = try await engine.placeCall(
     ///     to: "sip:bob@example.com", from: account, headers: [SIPHeader(name: "X-Campaign", value: "7")])
     /// for await event in outgoing.events {
-    ///     if case .callState(let change) = event { print(change.state, change.lastStatus) }
+    ///     if case .callState(let change) = event { print(change.state, change.statusCode) }
     /// }
     /// ```
     ///
@@ -82,7 +82,7 @@ extension PJSUA {
         for await event in outgoing.events {
             guard case .callState(let change) = event else { continue }
             if change.state.isTerminal {
-                throw CallFailedError(call: call, statusCode: change.lastStatus, reason: change.reason)
+                throw CallFailedError(call: call, statusCode: change.statusCode, reason: change.reason)
             }
             if milestone.isReached(by: change.state) { return call }
         }

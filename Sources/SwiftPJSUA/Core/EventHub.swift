@@ -322,7 +322,7 @@ final class EventHub: Sendable {
         return emit(
             .callState(
                 CallStateChange(
-                    call: call, state: .disconnected, sipCallID: sipCallID, lastStatus: 0, reason: reason)))
+                    call: call, state: .disconnected, sipCallID: sipCallID, statusCode: 0, reason: reason)))
     }
 
     /// Like ``synthesizeEnd(of:reason:)`` for the live call with `generation`, if any (a

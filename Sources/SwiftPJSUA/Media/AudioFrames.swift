@@ -78,7 +78,7 @@ public struct AudioFrame: Sendable, Hashable {
 
 /// The audio a call receives, or what the conference bridge sends to the sound device, as an
 /// `AsyncSequence` of ``AudioFrame``s in the stream's ``format``. Made by
-/// ``PJSUA/audioFrames(of:format:buffer:)`` and ``PJSUA/soundDeviceFrames(format:buffer:)``.
+/// ``PJSUA/audioFrames(from:format:buffer:)`` and ``PJSUA/soundDeviceFrames(format:buffer:)``.
 ///
 /// **Threading and buffering.** pjmedia's clock thread copies each frame the bridge mixes
 /// for the stream into a ring of fixed size (the `buffer` given when the stream was made)
@@ -136,7 +136,7 @@ public struct AudioFrameStream: AsyncSequence, Sendable {
 }
 
 extension AudioFrameStream: Hashable {
-    /// Two values are equal when they are the same stream (one ``PJSUA/audioFrames(of:format:buffer:)``
+    /// Two values are equal when they are the same stream (one ``PJSUA/audioFrames(from:format:buffer:)``
     /// call), whatever they have read.
     public static func == (a: Self, b: Self) -> Bool { a.port === b.port }
     /// Hashes the stream's identity, consistently with `==`.
@@ -145,7 +145,7 @@ extension AudioFrameStream: Hashable {
 
 /// Sends audio into a call: PCM the app writes is cut into frames of the writer's
 /// ``format`` and queued for the conference bridge, which takes one frame per tick.
-/// Made by ``PJSUA/audioFrameWriter(for:format:buffer:)``.
+/// Made by ``PJSUA/audioFrameWriter(into:format:buffer:)``.
 ///
 /// **Backpressure.** The queue holds `buffer` of audio; ``write(_:)`` suspends while it is
 /// full, so a writer faster than real time is held to real time. ``queuedDuration`` tells

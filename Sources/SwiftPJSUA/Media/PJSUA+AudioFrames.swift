@@ -17,7 +17,7 @@ extension PJSUA {
     ///   ``PJSUAUsageError/invalidArgument(_:)`` for an unsupported format or buffer;
     ///   ``PJSUAError`` when the bridge has no free slot.
     public func audioFrames(
-        of call: Call, format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
+        from call: Call, format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
     ) throws -> AudioFrameStream {
         let runtime = try runtime()
         _ = try liveSlot(call)
@@ -38,9 +38,9 @@ extension PJSUA {
     ///   - format: sample rate and frame length; 16 kHz, 20 ms frames by default.
     ///   - buffer: how much audio the writer may queue ahead; two frames to 10 s, 1 s by
     ///     default.
-    /// - Throws: as ``audioFrames(of:format:buffer:)``.
+    /// - Throws: as ``audioFrames(from:format:buffer:)``.
     public func audioFrameWriter(
-        for call: Call, format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
+        into call: Call, format: AudioFrameFormat = AudioFrameFormat(), buffer: Duration = .seconds(1)
     ) throws -> AudioFrameWriter {
         let runtime = try runtime()
         _ = try liveSlot(call)

@@ -36,10 +36,13 @@ extension PJSUA {
     /// after the call's ``CallState/disconnected`` event, so a file read at that event may be
     /// incomplete: stop the recorder first to read it at once.
     /// Wraps `pjsua_recorder_create` and `pjsua_conf_connect`.
+    /// - Parameters:
+    ///   - file: path of the WAV file to write; an existing file is replaced.
+    ///   - call: the call whose received audio is recorded.
     /// - Throws: ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAError`` when the file cannot be
     ///   created.
     @discardableResult
-    public func record(_ call: Call, to file: String) throws -> Recorder {
+    public func record(file: String, from call: Call) throws -> Recorder {
         let runtime = try runtime()
         _ = try liveSlot(call)
         let recorder = try Native.attachRecorder(bridge: runtime.bridge, call: call, file: file)

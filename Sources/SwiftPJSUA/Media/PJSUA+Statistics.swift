@@ -20,7 +20,7 @@ extension PJSUA {
     /// - Parameters:
     ///   - call: the call to sample.
     ///   - interval: the sampling period, at least 10 ms.
-    public nonisolated func quality(of call: Call, every interval: Duration = .seconds(1)) -> AsyncStream<
+    public nonisolated func streamStatistics(of call: Call, every interval: Duration = .seconds(1)) -> AsyncStream<
         StreamStatistics
     > {
         let events = events(for: call)

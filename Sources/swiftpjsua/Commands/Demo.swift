@@ -83,7 +83,7 @@ struct Demo: Command {
                 audioStarted = true
                 codec = (try? await engine.callInfo(caller).audioCodec ?? "?") ?? "?"
                 try await engine.play(file: toneFile.path, into: caller, loop: true)
-                try await engine.record(callee, to: recordingFile.path)
+                try await engine.record(file: recordingFile.path, from: callee)
                 let tone = Int(Self.toneFrequency)
                 printer.line("playing a \(tone) Hz tone into the caller leg, recording the callee leg")
                 Task {

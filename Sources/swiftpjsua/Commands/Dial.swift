@@ -87,7 +87,7 @@ struct Dial: Command {
                     MediaNATOptions.report(eventCall, engine: engine, printer: printer)
                 }
                 // One recording file: the call this command placed.
-                if let record, eventCall == call { try await engine.record(call, to: record) }
+                if let record, eventCall == call { try await engine.record(file: record, from: call) }
             case .callState(let change) where change.state == .confirmed:
                 confirmed = true
                 lastAnswer = .now
@@ -105,7 +105,7 @@ struct Dial: Command {
                 followed.remove(eventCall)
                 // A REFER accepted on this call that placed nothing (pjsua could not) never will.
                 if followed.isEmpty { acceptedREFERs = 0 }
-                finalStatus = change.lastStatus
+                finalStatus = change.statusCode
                 finalReason = change.reason
             default:
                 break

@@ -120,7 +120,7 @@ struct Listen: Command {
                 do {
                     if let record {
                         let file = Self.numbered(record, mediaCalls)
-                        try await engine.record(call, to: file)
+                        try await engine.record(file: file, from: call)
                         printer.line("recording \(call) to \(file)")
                     }
                     if echo {

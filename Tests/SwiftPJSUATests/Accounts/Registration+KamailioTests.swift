@@ -378,7 +378,7 @@ extension EngineTests {
                 let call = try await h.engine.makeCall(to: kamailio.aor("dave"), from: alice)
                 let ended = try await h.log.first("ended") { $0.isState(.disconnected, of: call) }
                 guard case .callState(let change) = ended else { return }
-                let status = change.lastStatus
+                let status = change.statusCode
                 #expect(status == 404)
             }
             let requests = kamailio.receivedRequests

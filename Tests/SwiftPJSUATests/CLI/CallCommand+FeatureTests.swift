@@ -25,7 +25,7 @@ extension EngineTests {
                 // The CLI holds (a sendonly offer: the engine's leg is remoteHold): no tone from then on.
                 try await h.log.first("held by the CLI", timeout: .seconds(5)) { $0.hasAudio(.remoteHold, call) }
                 let recording = folder.file("held.wav")
-                let recorder = try await h.engine.record(call, to: recording.path)
+                let recorder = try await h.engine.record(file: recording.path, from: call)
                 try await Task.sleep(for: .seconds(1))  // the measured window, not a synchronisation
                 try await h.engine.stop(recorder)
                 let held = ToneAnalysis(try WAVAudio(contentsOf: recording), frequency: 1000)

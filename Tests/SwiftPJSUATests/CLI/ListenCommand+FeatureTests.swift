@@ -18,8 +18,8 @@ extension EngineTests {
                 let call = try await h.engine.makeCall(to: "sip:echo@127.0.0.1:\(port)", from: h.account)
                 try await h.log.first("audio active") { $0.hasActiveAudio(call) }
                 let format = AudioFrameFormat(sampleRate: 8000, frameDuration: .milliseconds(10))
-                let received = try await h.engine.audioFrames(of: call, format: format)
-                let writer = try await h.engine.audioFrameWriter(for: call, format: format, buffer: .milliseconds(40))
+                let received = try await h.engine.audioFrames(from: call, format: format)
+                let writer = try await h.engine.audioFrameWriter(into: call, format: format, buffer: .milliseconds(40))
                 let clock = ContinuousClock()
 
                 // 2 s of 1 kHz out; what returns over the last 1.5 s carries it.

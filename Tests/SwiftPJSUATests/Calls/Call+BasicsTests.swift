@@ -14,7 +14,7 @@ extension EngineTests {
                 let info = try await h.engine.callInfo(call)
                 #expect(info.role == .caller)
                 #expect(info.state == .confirmed)
-                #expect(info.lastStatusCode == 200)
+                #expect(info.statusCode == 200)
                 #expect(info.remote.uri.contains("127.0.0.1:\(sipp.port)"))
                 try await h.hangUp(call)
                 #expect(h.log.states(of: call) == [.calling, .early, .connecting, .confirmed, .disconnected])

@@ -46,7 +46,7 @@ extension EngineTests {
                 let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
                 let isEarly: @Sendable (PJSUAEvent) -> Bool = {
                     if case .callState(let change) = $0 {
-                        change.call == call && change.lastStatus == 183
+                        change.call == call && change.statusCode == 183
                     } else {
                         false
                     }

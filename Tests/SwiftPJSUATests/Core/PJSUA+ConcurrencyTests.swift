@@ -272,7 +272,7 @@ extension EngineTests {
             let ghost = Call(slot: 5, generation: nextGeneration())
             let ghostEvents = h.engine.events(for: ghost)
             hub.emit(
-                .callState(CallStateChange(call: ghost, state: .calling, sipCallID: "ghost", lastStatus: 0, reason: ""))
+                .callState(CallStateChange(call: ghost, state: .calling, sipCallID: "ghost", statusCode: 0, reason: ""))
             )
             #expect(try await h.engine.activeCalls().contains(ghost))
             let events = try await withDeadline("the lost call's terminal event", .seconds(5)) {

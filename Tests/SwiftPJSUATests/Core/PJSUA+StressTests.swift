@@ -49,7 +49,7 @@ struct CallBook: Sendable {
 extension PJSUAEvent {
     /// The SIP status and reason of a call-state event.
     var statusAndReason: (Int, String)? {
-        if case .callState(let change) = self { return (change.lastStatus, change.reason) }
+        if case .callState(let change) = self { return (change.statusCode, change.reason) }
         return nil
     }
 }
@@ -59,7 +59,7 @@ struct CallRecord: Sendable {
     var call: Call
     var states: [CallState] = []
     var terminalCount = 0
-    var lastStatus = 0
+    var statusCode = 0
 }
 
 extension EngineTests {
@@ -119,9 +119,9 @@ extension EngineTests {
                                 for await event in events {
                                     guard case .callState(let change) = event else { continue }
                                     let state = change.state
-                                    let status = change.lastStatus
+                                    let status = change.statusCode
                                     record.states.append(state)
-                                    record.lastStatus = status
+                                    record.statusCode = status
                                     if state.isTerminal { record.terminalCount += 1 }
                                     // Ringing forever, or answered: the test ends it.
                                     if state == .early || state == .confirmed { try? await engine.hangup(call) }

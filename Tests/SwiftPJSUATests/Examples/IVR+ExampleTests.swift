@@ -28,8 +28,8 @@ extension EngineTests {
         try await h.engine.sendDTMF(call, digits: "1")
         try await ivr.waitForOutput(containing: ": echo")
         let format = AudioFrameFormat(sampleRate: 8000)
-        let returned = try await h.engine.audioFrames(of: call, format: format)
-        let writer = try await h.engine.audioFrameWriter(for: call, format: format)
+        let returned = try await h.engine.audioFrames(from: call, format: format)
+        let writer = try await h.engine.audioFrameWriter(into: call, format: format)
         let listening = Task { await Self.collect(returned, for: .seconds(2)) }
         let tone = WAVAudio.tone(frequency: 1000, duration: .seconds(2), sampleRate: 8000, amplitude: 0.2)
         try await writer.write(tone.samples)
@@ -47,7 +47,7 @@ extension EngineTests {
             let prompt = try h.folder.toneFile("prompt.wav", frequency: 700, duration: .seconds(2), amplitude: 0.2)
             let (ivr, call) = try await Self.callIVR(
                 h, "swiftpjsua-ivr", ["--prompt", prompt.path, "--transfer-to", h.uri("desk")])
-            let heard = try await h.engine.audioFrames(of: call, format: AudioFrameFormat(sampleRate: 8000))
+            let heard = try await h.engine.audioFrames(from: call, format: AudioFrameFormat(sampleRate: 8000))
             let promptHeard = Self.analysis(of: await Self.collect(heard, for: .milliseconds(1500)), frequency: 700)
             #expect(promptHeard.detected(minimumDuration: .milliseconds(800)), "prompt: \(promptHeard)")
             try await h.engine.stop(heard)

@@ -63,7 +63,7 @@ extension EngineTests {
                     try await rig.expect(.startedConnecting(id))
                     try await rig.h.log.first("the 183 with early media") {
                         if case .callState(let change) = $0 {
-                            change.call == call && change.lastStatus == 183
+                            change.call == call && change.statusCode == 183
                         } else {
                             false
                         }

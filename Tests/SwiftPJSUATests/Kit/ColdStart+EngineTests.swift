@@ -115,7 +115,7 @@ extension EngineTests {
                     // CallKit's didActivate: the null sound device clocks the bridge from here.
                     try await router.audioSessionDidActivate()
                     let recording = folder.file("bob-heard.wav")
-                    let recorder = try await engine.record(call, to: recording.path)
+                    let recorder = try await engine.record(file: recording.path, from: call)
                     // 100 packets, then 75 more (1.5 s) recorded.
                     for packets: UInt64 in [100, 175] {
                         try await waitUntil("\(packets) RTP packets") {

@@ -50,7 +50,7 @@ extension EngineTests {
                 try await h.engine.setCodecPriority("PCMU", 255)
                 let call = try await h.engine.makeCall(to: "sip:bob@127.0.0.1:\(port)", from: h.account)
                 try await h.log.first("audio active") { $0.hasActiveAudio(call) }
-                try await h.engine.record(call, to: recording.path)
+                try await h.engine.record(file: recording.path, from: call)
                 #expect(try await h.engine.callInfo(call).audioCodec == "PCMU/8000")
                 // Two seconds of RTP at 50 packets a second.
                 try await h.poll("100 RTP packets") { try await $0.streamStatistics(call).packetsReceived >= 100 }
@@ -77,8 +77,8 @@ extension EngineTests {
             try await EngineHarness.run { h in
                 let (caller, callee) = try await h.selfCall()
                 try await h.playTone(into: caller)
-                try await h.engine.record(callee, to: received.path)
-                try await h.engine.record(caller, to: echoed.path)
+                try await h.engine.record(file: received.path, from: callee)
+                try await h.engine.record(file: echoed.path, from: caller)
                 // 100 packets of 20 ms: two seconds of audio.
                 try await h.poll("100 RTP packets received") {
                     try await $0.streamStatistics(callee).packetsReceived >= 100
@@ -127,7 +127,7 @@ extension EngineTests {
             let analysis = try await h.recordTone(caller, to: h.folder.file("early.wav"))
             #expect(analysis.detected(), "\(analysis)")
             let early = h.log.events.first { $0.isState(.early, of: caller) }
-            if case .callState(let change) = early { #expect(change.lastStatus == 183) }
+            if case .callState(let change) = early { #expect(change.statusCode == 183) }
             #expect(try await h.engine.callInfo(caller).state == .early)
             #expect(!h.log.states(of: caller).contains(.confirmed))
             // The final answer follows the early media.
@@ -158,7 +158,7 @@ extension EngineTests {
                 try await h.engine.activateAudioDevice()
             }
             let start = try await h.engine.streamStatistics(callee).packetsReceived
-            let recorder = try await h.engine.record(callee, to: recording.path)
+            let recorder = try await h.engine.record(file: recording.path, from: callee)
             try await h.poll("a second of audio recorded") {
                 try await $0.streamStatistics(callee).packetsReceived >= start + 50
             }
@@ -203,7 +203,7 @@ extension EngineTests {
             try await EngineHarness.run { h in
                 try await h.engine.setCodecPriority("PCMU", 255)
                 let (caller, callee) = try await h.selfCall()
-                let received = try await h.engine.audioFrames(of: callee, format: AudioFrameFormat(sampleRate: 8000))
+                let received = try await h.engine.audioFrames(from: callee, format: AudioFrameFormat(sampleRate: 8000))
                 let listening = Task { await Self.collect(received, for: .seconds(2)) }
                 let looping = try await h.engine.play(file: short.path, into: callee, loop: true)
                 let clock = ContinuousClock()

@@ -36,7 +36,7 @@ extension EngineTests {
                     AudioFrameFormat(sampleRate: 48000, frameDuration: .milliseconds(20)),
                 ]
                 var streams: [AudioFrameStream] = []
-                for format in formats { streams.append(try await h.engine.audioFrames(of: callee, format: format)) }
+                for format in formats { streams.append(try await h.engine.audioFrames(from: callee, format: format)) }
                 let results = await withTaskGroup(of: (Int, [AudioFrame]).self) { group in
                     for (index, stream) in streams.enumerated() {
                         group.addTask { (index, await Self.collect(stream, for: .seconds(3))) }
@@ -92,7 +92,7 @@ extension EngineTests {
                     try await writer.write(tone[offset..<end])
                     offset = end
                     if recorder == nil, clock.now - began > .milliseconds(300) {
-                        recorder = try await h.engine.record(callee, to: recording.path)
+                        recorder = try await h.engine.record(file: recording.path, from: callee)
                     }
                     #expect(await writer.queuedDuration <= .milliseconds(220))
                 }
@@ -121,7 +121,7 @@ extension EngineTests {
     func slowReaderDropsOldest() async throws {
         try await EngineHarness.run { h in
             let (caller, callee) = try await h.selfCall()
-            let stream = try await h.engine.audioFrames(of: callee, buffer: .milliseconds(400))
+            let stream = try await h.engine.audioFrames(from: callee, buffer: .milliseconds(400))
             // Not a settle: the second in which the reader reads nothing is what is under test.
             try await Task.sleep(for: .seconds(1))
             let dropped = stream.droppedFrames
@@ -156,12 +156,12 @@ extension EngineTests {
         let (caller, callee) = try await engine.answeredSelfCall(
             to: "sip:self@127.0.0.1:\(port)", from: account, log: log)
         try await log.first("audio on the callee") { $0.hasActiveAudio(callee) }
-        let byHangup = try await engine.audioFrames(of: callee)
-        let byStop = try await engine.audioFrames(of: caller)
+        let byHangup = try await engine.audioFrames(from: callee)
+        let byStop = try await engine.audioFrames(from: caller)
         let second = try await engine.answeredSelfCall(
             to: "sip:self@127.0.0.1:\(port)", from: account, log: log, matching: ())
         try await log.first("audio on the second callee") { $0.hasActiveAudio(second.callee) }
-        let byShutdown = try await engine.audioFrames(of: second.callee)
+        let byShutdown = try await engine.audioFrames(from: second.callee)
         let counts = Protected([0, 0, 0])
         func drain(_ stream: AudioFrameStream, _ index: Int) -> Task<Int, Never> {
             Task {
@@ -197,20 +197,20 @@ extension EngineTests {
                 AudioFrameFormat(sampleRate: 0), AudioFrameFormat(frameDuration: .zero),
             ] {
                 await #expect(throws: PJSUAUsageError.self, "\(format)") {
-                    try await h.engine.audioFrames(of: callee, format: format)
+                    try await h.engine.audioFrames(from: callee, format: format)
                 }
                 await #expect(throws: PJSUAUsageError.self, "\(format)") {
-                    try await h.engine.audioFrameWriter(for: callee, format: format)
+                    try await h.engine.audioFrameWriter(into: callee, format: format)
                 }
             }
             for buffer in [Duration.zero, .milliseconds(20), .seconds(11), .seconds(-1)] {
                 await #expect(throws: PJSUAUsageError.self, "\(buffer)") {
-                    try await h.engine.audioFrames(of: callee, buffer: buffer)
+                    try await h.engine.audioFrames(from: callee, buffer: buffer)
                 }
             }
             let stale = Call(slot: callee.slot, generation: callee.generation + 1000)
-            await #expect(throws: PJSUAUsageError.unknownCall(stale)) { try await h.engine.audioFrames(of: stale) }
-            let writer = try await h.engine.audioFrameWriter(for: caller)
+            await #expect(throws: PJSUAUsageError.unknownCall(stale)) { try await h.engine.audioFrames(from: stale) }
+            let writer = try await h.engine.audioFrameWriter(into: caller)
             try await h.engine.stop(writer)
             await #expect(throws: PJSUAUsageError.unknownMediaPort) {
                 try await writer.write([Int16](repeating: 1, count: 640))
@@ -220,7 +220,7 @@ extension EngineTests {
         }
         let engine = PJSUA()
         await #expect(throws: PJSUAUsageError.notStarted) {
-            try await engine.audioFrames(of: Call(slot: 0, generation: 1))
+            try await engine.audioFrames(from: Call(slot: 0, generation: 1))
         }
     }
 }
@@ -238,7 +238,7 @@ extension EngineTests {
             let format = AudioFrameFormat(sampleRate: 8000, frameDuration: .milliseconds(20))
             // A queue of two frames: both writes wait for room, so the second enters the actor
             // while the first is suspended.
-            let writer = try await h.engine.audioFrameWriter(for: caller, format: format, buffer: .milliseconds(40))
+            let writer = try await h.engine.audioFrameWriter(into: caller, format: format, buffer: .milliseconds(40))
             let frames = 25
             let chunk = [Int16](repeating: 100, count: format.samplesPerFrame * frames)
             let clock = ContinuousClock()

@@ -226,7 +226,7 @@ extension EngineTests {
                 #expect(try await h.engine.callInfo(callee).audioCodec == codec)
                 // In one process both legs share the bridge clock: the caller's tone reaches the callee.
                 try await h.engine.play(file: tone.path, into: caller, loop: true)
-                try await h.engine.record(callee, to: recording.path)
+                try await h.engine.record(file: recording.path, from: callee)
                 try await h.poll("1 s of RTP") { try await $0.streamStatistics(callee).packetsReceived >= 60 }
                 try await h.hangUp(caller, waitingFor: callee)
             }

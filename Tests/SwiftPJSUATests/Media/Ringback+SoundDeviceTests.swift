@@ -86,7 +86,7 @@ extension EngineTests {
 
     static func isRinging(_ event: PJSUAEvent, _ call: Call) -> Bool {
         if case .callState(let change) = event {
-            change.call == call && change.state == .early && change.lastStatus == 180
+            change.call == call && change.state == .early && change.statusCode == 180
         } else {
             false
         }
@@ -173,7 +173,7 @@ extension EngineTests {
                 let ringing = recording.mark
                 try await h.log.first("early media") {
                     if case .callState(let change) = $0 {
-                        change.call == call && change.lastStatus == 183
+                        change.call == call && change.statusCode == 183
                     } else {
                         false
                     }

@@ -224,7 +224,7 @@ extension EngineTests {
                     if change.state.isTerminal { break }
                 }
                 let end = try #require(states.last)
-                #expect(end.state == .disconnected && end.lastStatus == 488, "\(states)")
+                #expect(end.state == .disconnected && end.statusCode == 488, "\(states)")
                 #expect(states.filter { $0.state.isTerminal }.count == 1, "\(states)")
                 // In: a plain RTP/AVP offer gets 488 from the engine, and no call surfaces.
                 let caller = try PeerProcess(

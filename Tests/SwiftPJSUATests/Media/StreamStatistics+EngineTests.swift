@@ -5,13 +5,15 @@ import Testing
 
 /// RTP statistics of a call, sampled while it runs.
 extension EngineTests {
-    @Test("quality(of:) yields growing RTP counters and finishes when the call ends")
+    @Test("streamStatistics(of:) yields growing RTP counters and finishes when the call ends")
     func qualityStream() async throws {
         try await EngineHarness.run { h in
             let (caller, callee) = try await h.selfCall()
             let samples = Task {
                 var collected: [StreamStatistics] = []
-                for await sample in h.engine.quality(of: caller, every: .milliseconds(200)) { collected.append(sample) }
+                for await sample in h.engine.streamStatistics(of: caller, every: .milliseconds(200)) {
+                    collected.append(sample)
+                }
                 return collected
             }
             try await h.poll("25 packets") { try await $0.streamStatistics(callee).packetsReceived >= 25 }

@@ -66,7 +66,7 @@ extension EngineTests {
         try await EngineHarness.run { h in
             try await h.engine.setCodecPriority("PCMU", 255)
             let (caller, callee) = try await h.selfCall()
-            let received = try await h.engine.audioFrames(of: callee, format: AudioFrameFormat(sampleRate: 8000))
+            let received = try await h.engine.audioFrames(from: callee, format: AudioFrameFormat(sampleRate: 8000))
             // 200 ms on, 200 ms off, over and over: half the blocks carry the tone.
             let beeps = try await h.engine.playTones(
                 [Tone(frequency: 1000, duration: .milliseconds(200), pause: .milliseconds(200), volume: 0.3)],

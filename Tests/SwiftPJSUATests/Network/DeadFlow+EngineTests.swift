@@ -122,8 +122,8 @@ extension EngineTests {
                     $0.isState(.disconnected, of: first)
                 }
                 guard case .callState(let change) = ended else { return }
-                let lastStatus = change.lastStatus
-                #expect(lastStatus == 408, "\(ended)")
+                let statusCode = change.statusCode
+                #expect(statusCode == 408, "\(ended)")
                 #expect(relay.droppedClientBytes > 0, "the re-INVITE went out on the dead flow\n\(relay.output)")
 
                 // The next call to the same address must not take the dead connection.
@@ -169,7 +169,7 @@ extension EngineTests {
                     $0.isState(.disconnected, of: second)
                 }
                 guard case .callState(let change) = ended else { return }
-                #expect(change.lastStatus == 408, "\(ended)")
+                #expect(change.statusCode == 408, "\(ended)")
                 #expect(relay.droppedClientBytes > 0, "the INVITE went out on the dead flow\n\(relay.output)")
 
                 // The third call must not take the dead connection.

@@ -34,7 +34,7 @@ struct CallRouterTests {
     }
 
     func state(_ call: Call, _ state: CallState, _ callID: String, _ status: Int = 200) -> PJSUAEvent {
-        .callState(CallStateChange(call: call, state: state, sipCallID: callID, lastStatus: status, reason: ""))
+        .callState(CallStateChange(call: call, state: state, sipCallID: callID, statusCode: status, reason: ""))
     }
 
     @Test("Push then INVITE: one report, the INVITE rings (180) and adds the display-name")
@@ -161,7 +161,7 @@ struct CallRouterTests {
         await router.handle(state(call, .confirmed, "c1@h"))
         await router.handle(
             .callState(
-                CallStateChange(call: call, state: .disconnected, sipCallID: "c1@h", lastStatus: 200, reason: reason)))
+                CallStateChange(call: call, state: .disconnected, sipCallID: "c1@h", statusCode: 200, reason: reason)))
         #expect(provider.records.last == .ended(id, .failed))
     }
 
@@ -352,14 +352,14 @@ struct CallRouterTests {
         let router = router
         engine.onMakeCall { call in
             await router.handle(
-                .callState(CallStateChange(call: call, state: .calling, sipCallID: "fast@h", lastStatus: 0, reason: ""))
+                .callState(CallStateChange(call: call, state: .calling, sipCallID: "fast@h", statusCode: 0, reason: ""))
             )
             await router.handle(
-                .callState(CallStateChange(call: call, state: .early, sipCallID: "fast@h", lastStatus: 180, reason: ""))
+                .callState(CallStateChange(call: call, state: .early, sipCallID: "fast@h", statusCode: 180, reason: ""))
             )
             await router.handle(
                 .callState(
-                    CallStateChange(call: call, state: .confirmed, sipCallID: "fast@h", lastStatus: 200, reason: "")))
+                    CallStateChange(call: call, state: .confirmed, sipCallID: "fast@h", statusCode: 200, reason: "")))
         }
         let id = UUID()
         let start = CallAction(callUUID: id, kind: .start(uri: "sip:fast@example.com", account: nil, hasVideo: false))

@@ -196,7 +196,7 @@ struct PushIntakeTests {
                     offeredVideo: false)))
         await router.handle(
             .callState(
-                CallStateChange(call: call, state: .disconnected, sipCallID: "late@h", lastStatus: 487, reason: "")))
+                CallStateChange(call: call, state: .disconnected, sipCallID: "late@h", statusCode: 487, reason: "")))
         let id = CallIdentity.uuid(sipCallID: "late@h")
         let receipt = router.receiveVoIPPush(
             ["version": 1, "type": "call", "callID": "late@h", "caller": ["uri": "sip:a@h"] as [String: Any]])

@@ -20,7 +20,7 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
         .callState(
             CallStateChange(
                 call: call, state: info.state, sipCallID: info.sipCallID,
-                lastStatus: info.lastStatus, reason: reason)))
+                statusCode: info.statusCode, reason: reason)))
     Native.updateRingback(bridge: bridge, call: call, slot: slot, state: info)
     // Our 200 made the offer and the ACK brought no answer: there is no session to keep.
     if info.state == .confirmed && cpj_call_confirmed_without_answer(slot) != 0 {
@@ -81,7 +81,7 @@ func onIncomingCall(_ accountSlot: pjsua_acc_id, _ slot: pjsua_call_id, _ rdata:
         .callState(
             CallStateChange(
                 call: call, state: .incoming, sipCallID: info.sipCallID,
-                lastStatus: info.lastStatusCode, reason: info.lastReason)))
+                statusCode: info.statusCode, reason: info.reason)))
 }
 
 func onCallMediaState(_ slot: pjsua_call_id) {

@@ -5,7 +5,7 @@ struct NativeCallState {
     var role: CallRole
     var state: CallState
     var sipCallID: String
-    var lastStatus: Int
+    var statusCode: Int
     var reason: String
 }
 
@@ -21,7 +21,7 @@ extension Native {
             role: raw.pointee.role == PJSIP_ROLE_UAC ? .caller : .callee,
             state: CallState(native: raw.pointee.state),
             sipCallID: fullCallID(PJ.string(raw.pointee.call_id), of: call),
-            lastStatus: Int(raw.pointee.last_status.rawValue),
+            statusCode: Int(raw.pointee.last_status.rawValue),
             reason: PJ.string(raw.pointee.last_status_text))
     }
 }

@@ -8,8 +8,8 @@ struct NativeCallInfo {
 
     var state: CallState { info.state }
     var sipCallID: String { info.sipCallID }
-    var lastStatusCode: Int { info.lastStatusCode }
-    var lastReason: String { info.lastReason }
+    var statusCode: Int { info.statusCode }
+    var reason: String { info.reason }
     var remote: SIPAddress { info.remote }
     var media: [MediaStream] { info.media }
 }
@@ -210,8 +210,8 @@ extension Native {
             local: SIPAddress(parsing: PJ.string(info.local_info)),
             remote: SIPAddress(parsing: PJ.string(info.remote_info)),
             remoteContact: PJ.string(info.remote_contact),
-            lastStatusCode: Int(info.last_status.rawValue),
-            lastReason: PJ.string(info.last_status_text),
+            statusCode: Int(info.last_status.rawValue),
+            reason: PJ.string(info.last_status_text),
             connectDuration: Duration(info.connect_duration),
             totalDuration: Duration(info.total_duration),
             media: media,

@@ -78,6 +78,6 @@ func onCallReplaced(_ oldSlot: pjsua_call_id, _ newSlot: pjsua_call_id) {
         .callState(
             CallStateChange(
                 call: call, state: .incoming, sipCallID: info.sipCallID,
-                lastStatus: info.lastStatusCode, reason: info.lastReason)))
+                statusCode: info.statusCode, reason: info.reason)))
     bridge.hub.emit(.callReplaced(CallReplacement(call: old, replacement: call)))
 }

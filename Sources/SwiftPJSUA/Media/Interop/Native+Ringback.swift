@@ -22,22 +22,22 @@ extension Native {
     static func updateRingback(bridge: EngineBridge, call: Call, slot: pjsua_call_id, state: NativeCallState) {
         guard bridge.ringbackTones != nil, state.role == .caller else { return }
         let media = state.state == .early ? readCallInfo(slot, call: call)?.media ?? [] : []
-        updateRingback(bridge: bridge, call: call, state: state.state, lastStatus: state.lastStatus, media: media)
+        updateRingback(bridge: bridge, call: call, state: state.state, statusCode: state.statusCode, media: media)
     }
 
     /// A media change of `call` (from its callback): early media starts or stops.
     static func updateRingback(bridge: EngineBridge, call: Call, info: NativeCallInfo) {
         guard bridge.ringbackTones != nil, info.info.role == .caller else { return }
         updateRingback(
-            bridge: bridge, call: call, state: info.state, lastStatus: info.lastStatusCode, media: info.media)
+            bridge: bridge, call: call, state: info.state, statusCode: info.statusCode, media: info.media)
     }
 
     private static func updateRingback(
-        bridge: EngineBridge, call: Call, state: CallState, lastStatus: Int, media: [MediaStream]
+        bridge: EngineBridge, call: Call, state: CallState, statusCode: Int, media: [MediaStream]
     ) {
         let earlyMedia = media.contains { $0.type == .audio && $0.status == .active }
         let post = bridge.media.withLock { media -> Bool in
-            if state == .early, lastStatus == 180 { media.ringback.alerted.insert(call) }
+            if state == .early, statusCode == 180 { media.ringback.alerted.insert(call) }
             if state != .early { media.ringback.alerted.remove(call) }
             let rings = state == .early && media.ringback.alerted.contains(call) && !earlyMedia
             let changed =
