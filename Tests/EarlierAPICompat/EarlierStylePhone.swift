@@ -108,7 +108,7 @@ public final class EarlierStylePhone: EarlierStyleSteps {
                     print("incoming call \(incoming.sipCallID) on \(incoming.account), video: \(incoming.offeredVideo)")
                     try await phone.answer(call)
                     await transcript.append("answered \(call)")
-                // pattern edit; earlier: case .callState(let call, let state, _, let statusCode):
+                // pattern edit; earlier: case .callState(let call, let state, _, let lastStatus):
                 case .callState(let change):
                     await transcript.append("\(change.call) \(change.state) \(change.statusCode)")
                 default:

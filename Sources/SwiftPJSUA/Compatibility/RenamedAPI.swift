@@ -1,8 +1,8 @@
-/// The names this package used before its vocabulary was made one: status fields are
-/// `statusCode` and `reason` in every payload and info struct (as in ``RegistrationChange``),
-/// methods are named for what they return, and a call's media is paired with `into:` (what
-/// goes to the call) and `from:` (what comes from it). The old names stay, deprecated, for
-/// one minor release.
+// The names this package used before its vocabulary was made one: status fields are
+// `statusCode` and `reason` in every payload and info struct (as in ``RegistrationChange``),
+// methods are named for what they return, and a call's media is paired with `into:` (what
+// goes to the call) and `from:` (what comes from it). The old names stay, deprecated, for
+// one minor release.
 
 extension CallStateChange {
     /// The last SIP status code: ``statusCode``.
@@ -45,7 +45,9 @@ extension PJSUA {
     }
 
     /// Records a call's received audio: ``record(file:from:)``.
-    @available(*, deprecated, renamed: "record(file:from:)")
+    // A message, not `renamed:`: the rename's fix-it would only relabel the arguments, and the
+    // new method takes the file first.
+    @available(*, deprecated, message: "use record(file:from:), which takes the file first")
     @discardableResult
     public func record(_ call: Call, to file: String) throws -> Recorder {
         try record(file: file, from: call)

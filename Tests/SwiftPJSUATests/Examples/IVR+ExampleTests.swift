@@ -196,7 +196,7 @@ extension EngineTests {
                 let (ivr, call) = try await Self.callIVR(
                     h, "swiftpjsua-ivr-say", ["--say", text], listening: .seconds(20))
                 let heard = try await h.engine.audioFrames(
-                    of: call, format: AudioFrameFormat(sampleRate: 8000), buffer: .seconds(10))
+                    from: call, format: AudioFrameFormat(sampleRate: 8000), buffer: .seconds(10))
                 let frames = await Self.collect(heard, for: expected.span + .seconds(2))
                 try await h.engine.stop(heard)
                 let received = SpeechProfile(WAVAudio(sampleRate: 8000, samples: frames.flatMap(\.samples)))

@@ -78,7 +78,7 @@ extension EngineTests {
                 let (caller, callee) = try await h.selfCall()
                 let format = AudioFrameFormat(sampleRate: 16000, frameDuration: .milliseconds(20))
                 let writer = try await h.engine.audioFrameWriter(
-                    for: caller, format: format, buffer: .milliseconds(200))
+                    into: caller, format: format, buffer: .milliseconds(200))
                 let tone = WAVAudio.tone(
                     frequency: 1000, duration: .seconds(3), sampleRate: 16000, amplitude: 0.2
                 ).samples
