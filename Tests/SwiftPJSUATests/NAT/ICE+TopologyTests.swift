@@ -102,7 +102,12 @@ extension EngineTests {
                 try await bob.waitForOutput(containing: "DISCONNECTED")
                 // Both recordings closed (a WAV file's sizes are written when it is): only then
                 // may a slow shutdown end in SIGKILL.
-                try await waitUntil("both recordings closed", timeout: .seconds(5)) {
+                // A side whose media never became flowing audio never opened its recording:
+                // the processes' lines say how far ICE got.
+                try await waitUntil(
+                    "both recordings closed", timeout: .seconds(5),
+                    seen: { "alice:\n\(alice.output)\nbob:\n\(bob.output)\ncoturn:\n\(coturn.output)" }
+                ) {
                     [aliceHeard, bobHeard].allSatisfy { ((try? WAVAudio(contentsOf: $0))?.duration ?? .zero) > .zero }
                 }
                 alice.stop()
@@ -151,7 +156,11 @@ extension EngineTests {
                 case .tls: uri = "turns:\(Coturn.username)@\(coturn.address):\(coturn.tlsPort ?? 0)"
                 }
                 return ["--ice", "--stun", coturn.server, "--turn", uri, "--turn-password-env", "TURN_PASSWORD"]
-            }, expectsRelay: true, turnTLS: transport == .tls)
+            },
+            // Over a relay ICE's checks, permissions and channel bindings take a round trip or
+            // more each through coturn after the 200: a longer call keeps 2 s of relayed audio
+            // inside it on a loaded machine too.
+            seconds: 4, expectsRelay: true, turnTLS: transport == .tls)
         #expect(call.bobHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.bobHeard)\n\(call.bob)")
         #expect(call.aliceHeard.detected(minimumDuration: .milliseconds(1000)), "\(call.aliceHeard)\n\(call.alice)")
         // The pair ICE nominated has coturn's relayed address at one end at least: no direct
@@ -161,7 +170,7 @@ extension EngineTests {
         #expect(aliceICE.contains("relayed \(call.coturnAddress):"), "\(aliceICE)")
         #expect(bobICE.contains("relayed \(call.coturnAddress):"), "\(bobICE)")
         // And coturn relayed the audio: a session that carried the stream both ways
-        // (50 packets a second of 20 ms PCMU for 2 s; count a conservative share).
+        // (50 packets a second of 20 ms PCMU for 4 s; count a conservative share).
         let carried = call.relayedSessions.filter { $0.receivedPackets >= 60 && $0.sentPackets >= 60 }
         #expect(!carried.isEmpty, "\(call.relayedSessions)")
         #expect(carried.allSatisfy { $0.username == Coturn.username })
