@@ -110,3 +110,59 @@ pj_status_t cpj_call_reinvite(pjsua_call_id call_id) {
     if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count()) return PJ_EINVAL;
     return pjsua_call_reinvite(call_id, 0, NULL);
 }
+
+/* Everything StreamStatistics needs in one step under pjsua's lock, so the counters, the
+ * codec and the levels describe the same moment: the stream's statistics, its codec and
+ * packet time, the call port's signal levels, and the times pjmedia keeps as wall-clock
+ * pj_time_val turned into "milliseconds ago" (the stream's start, the far end's last
+ * receiver report) against one reading of the clock. PJ_ENOTFOUND when there is no audio
+ * stream now. */
+pj_status_t cpj_call_stream_snapshot(pjsua_call_id call_id, unsigned med_idx, cpj_stream_snapshot *out) {
+    pj_status_t status;
+    pjsua_stream_info info;
+    pj_time_val now;
+    if (call_id < 0 || call_id >= (int)pjsua_call_get_max_count() || out == NULL) return PJ_EINVAL;
+    pj_bzero(out, sizeof(*out));
+    PJSUA_LOCK();
+    if (!cpj_call_has_audio_stream(call_id, med_idx)) {
+        PJSUA_UNLOCK();
+        return PJ_ENOTFOUND;
+    }
+    status = pjsua_call_get_stream_stat(call_id, med_idx, &out->stat);
+    if (status == PJ_SUCCESS && pjsua_call_get_stream_info(call_id, med_idx, &info) == PJ_SUCCESS &&
+        info.type == PJMEDIA_TYPE_AUDIO) {
+        const pj_str_t *name = &info.info.aud.fmt.encoding_name;
+        pj_size_t len = (pj_size_t)name->slen < sizeof(out->codec) - 1 ? (pj_size_t)name->slen
+                                                                         : sizeof(out->codec) - 1;
+        pj_memcpy(out->codec, name->ptr, len);
+        out->codec[len] = '\0';
+        out->clock_rate = info.info.aud.fmt.clock_rate;
+        if (info.info.aud.param != NULL) {
+            unsigned frames = info.info.aud.param->setting.frm_per_pkt;
+            out->packet_time_msec = info.info.aud.param->info.frm_ptime * (frames ? frames : 1);
+        }
+    }
+    if (status == PJ_SUCCESS) {
+        pjsua_conf_port_id port = pjsua_call_get_conf_port(call_id);
+        out->has_levels = port != PJSUA_INVALID_ID &&
+                          pjsua_conf_get_signal_level(port, &out->sent_level, &out->received_level) == PJ_SUCCESS;
+    }
+    PJSUA_UNLOCK();
+    if (status != PJ_SUCCESS) return status;
+    pj_gettimeofday(&now);
+    {
+        pj_time_val since = now;
+        PJ_TIME_VAL_SUB(since, out->stat.rtcp.start);
+        out->elapsed_msec = since.sec < 0 ? 0 : (pj_uint64_t)PJ_TIME_VAL_MSEC(since);
+    }
+    if (out->stat.rtcp.tx.update_cnt > 0) {
+        pj_time_val since = now;
+        PJ_TIME_VAL_SUB(since, out->stat.rtcp.tx.update);
+        out->since_far_end_report_msec = since.sec < 0 ? 0 : (pj_uint64_t)PJ_TIME_VAL_MSEC(since);
+    }
+    out->burst_loss_rx = out->stat.rtcp.rx.loss_type.burst;
+    out->random_loss_rx = out->stat.rtcp.rx.loss_type.random;
+    out->burst_loss_tx = out->stat.rtcp.tx.loss_type.burst;
+    out->random_loss_tx = out->stat.rtcp.tx.loss_type.random;
+    return PJ_SUCCESS;
+}

@@ -87,6 +87,22 @@ const pjsua_call_media_info *cpj_call_info_media(const pjsua_call_info *info, un
 pjsua_conf_port_id cpj_call_media_conf_slot(const pjsua_call_media_info *m);
 pj_status_t cpj_call_get_stream_info(pjsua_call_id call_id, unsigned med_idx, pjsua_stream_info *info);
 pj_status_t cpj_call_get_stream_stat(pjsua_call_id call_id, unsigned med_idx, pjsua_stream_stat *stat);
+
+/* One moment of an audio stream, for StreamStatistics (calls.c). Bitfields of pjmedia's
+ * loss_type are copied out as plain flags. */
+typedef struct cpj_stream_snapshot {
+    pjsua_stream_stat stat;
+    char codec[32];
+    unsigned clock_rate;
+    unsigned packet_time_msec;
+    pj_bool_t has_levels;
+    unsigned sent_level;
+    unsigned received_level;
+    pj_uint64_t elapsed_msec;
+    pj_uint64_t since_far_end_report_msec;
+    pj_bool_t burst_loss_rx, random_loss_rx, burst_loss_tx, random_loss_tx;
+} cpj_stream_snapshot;
+pj_status_t cpj_call_stream_snapshot(pjsua_call_id call_id, unsigned med_idx, cpj_stream_snapshot *out);
 unsigned cpj_dtmf_flag_is_end(void);
 unsigned cpj_dtmf_unknown_duration(void);
 pj_bool_t cpj_call_slot_in_use(pjsua_call_id call_id);

@@ -53,3 +53,35 @@ extension PJSUA {
         return stream
     }
 }
+
+extension PJSUA {
+    /// A call's quality once per `interval`: its statistics, MOS estimates for both directions
+    /// and quality warnings raised and cleared, ending with the call.
+    ///
+    /// Samples the call's first audio stream like ``streamStatistics(of:every:)`` and runs a
+    /// ``QualityMonitor`` over the samples. Keeps every report (one per period) for a slow
+    /// consumer, so no raised or cleared warning is lost; finishes right after the call's
+    /// terminal event. Wraps `pjsua_call_get_stream_stat`, `pjsua_call_get_stream_info` and
+    /// `pjsua_conf_get_signal_level`.
+    /// - Parameters:
+    ///   - call: the call to follow.
+    ///   - interval: the sampling period, at least 10 ms; the policy's sample counts are in
+    ///     these periods (its defaults assume 1 s).
+    ///   - policy: when warnings are raised and cleared.
+    /// - Throws: ``PJSUAUsageError/invalidArgument(_:)`` when `policy` is out of range.
+    public nonisolated func callQuality(
+        of call: Call, every interval: Duration = .seconds(1), policy: QualityPolicy = QualityPolicy()
+    ) throws(PJSUAUsageError) -> AsyncStream<CallQualityReport> {
+        var monitor = try QualityMonitor(policy: policy)
+        let samples = streamStatistics(of: call, every: interval)
+        let (stream, continuation) = AsyncStream.makeStream(of: CallQualityReport.self)
+        let task = Task {
+            for await sample in samples {
+                continuation.yield(monitor.update(sample))
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}
