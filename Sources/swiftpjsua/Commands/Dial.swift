@@ -5,7 +5,7 @@ import SwiftPJSUA
 struct Dial: Command {
     static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
         .union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)
-    static let flagOptions = EngineOptions.flags.union(["follow-network"])
+    static let flagOptions = EngineOptions.flags.union(["follow-network"]).union(CallFeatures.flagNames)
     static let interruptedStatus: Int32 = 130
 
     let uri: String

@@ -59,6 +59,9 @@ let usage = """
       --transfer-to URI            blind-transfer the call (REFER) once confirmed, and
                                    hang it up once the transfer succeeded (final 2xx)
       --hold-after S               put the call on hold S seconds after it is confirmed
+      --stats                      print a 'stats' line per call every second (loss both
+                                   ways, jitter, RTT, MOS, levels; key=value) and a line
+                                   when a quality warning is raised or cleared
     DTMF received, hold and resume (media lines) and transfer progress are printed.
 
       version                      the pjproject loaded and the one compiled against (exit 1
