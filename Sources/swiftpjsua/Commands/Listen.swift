@@ -6,7 +6,8 @@ struct Listen: Command {
     static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
         .union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
         .union(CallFeatures.optionNames)
-    static let flagOptions = EngineOptions.flags.union(["quiet", "echo", "follow-network"]).union(CallFeatures.flagNames)
+    static let flagOptions = EngineOptions.flags.union(["quiet", "echo", "follow-network"])
+        .union(CallFeatures.flagNames)
     static let interruptedStatus: Int32 = 0
 
     let answerCode: Int
