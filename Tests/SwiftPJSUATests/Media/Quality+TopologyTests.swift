@@ -87,7 +87,7 @@ extension EngineTests {
     }
 
     @Test(
-        "5 % random RTP loss one way: both sides read the loss nftables caused and its MOS; 10 % raises low-mos and high-packet-loss within 5 s, cleared within 10 s of the loss stopping"
+        "RTP loss one way: both sides read the loss dropped and its MOS; 10 % raises and clears two warnings"
     )
     func qualityUnderRandomLoss() async throws {
         try await withTemporaryFolder { folder in
