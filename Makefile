@@ -2,8 +2,9 @@
 # Both provision what they need first (Debian packages, pjproject); a second run
 # finds everything in place and goes straight to the build.
 #
-# PJPROJECT=VERSION (2.17, 2.12.1, 2.17-noipv6: 2.17 built without IPv6, or 2.17-asan:
-# 2.17 built with AddressSanitizer, see `make asan`) builds and
+# PJPROJECT=VERSION (2.17, 2.12.1, 2.17-noipv6: 2.17 built without IPv6, 2.17-ios: 2.17
+# with the pinned iOS xcframework's limits and codecs, see scripts/ios-like-pass.sh, or
+# 2.17-asan: 2.17 built with AddressSanitizer, see `make asan`) builds and
 # tests against that pjproject in its own prefix (/opt/swift-pjsua/pjproject-VERSION) and
 # its own build folder (.build-pjproject-VERSION), leaving the default build alone:
 #     make test PJPROJECT=2.12.1

@@ -19,6 +19,8 @@
 #    prefix, /opt/swift-pjsua/pjproject-VERSION, whatever else is installed: this is how
 #    `make test PJPROJECT=2.12.1` tests the oldest supported version beside the newest.
 #    2.17-noipv6 is 2.17 built without IPv6 (PJ_HAS_IPV6 0), for the test of that case.
+#    2.17-ios is 2.17 with the limits and codecs of the pinned iOS xcframework (4 calls,
+#    4 accounts, 12 conference ports, no opus/speex/GSM: provision/config_site-ios.h).
 #    2.17-asan is 2.17 built with AddressSanitizer by the Swift toolchain's clang (so the
 #    test binary and the libraries share one ASan runtime), for `make asan`.
 #
@@ -65,7 +67,8 @@ case "$explicit" in
     "$pin_version" | "$ring_pj_version") prefix=/opt/swift-pjsua/pjproject-$explicit ;;
     "$pin_version-noipv6") prefix=/opt/swift-pjsua/pjproject-$explicit; variant=noipv6; explicit=$pin_version ;;
     "$pin_version-asan") prefix=/opt/swift-pjsua/pjproject-$explicit; variant=asan; explicit=$pin_version ;;
-    *) die "--pjproject takes $pin_version, $ring_pj_version, $pin_version-noipv6 or $pin_version-asan, not '$explicit'" ;;
+    "$pin_version-ios") prefix=/opt/swift-pjsua/pjproject-$explicit; variant=ios; explicit=$pin_version ;;
+    *) die "--pjproject takes $pin_version, $ring_pj_version, $pin_version-noipv6, $pin_version-asan or $pin_version-ios, not '$explicit'" ;;
 esac
 pcdir=$prefix/lib/pkgconfig
 stamp=$prefix/share/swift-pjsua/pjproject.stamp
@@ -113,11 +116,23 @@ configure_flags=(--enable-shared --enable-epoll --disable-video
     --disable-libwebrtc --disable-libyuv --with-external-srtp --with-external-gsm
     --with-external-speex --disable-ilbc-codec --disable-g7221-codec
     --disable-sdl --disable-ffmpeg --disable-v4l2 --disable-openh264)
+# The ios variant: video compiled in (PJMEDIA_HAS_VIDEO 1 in its config_site, no video
+# library), and none of the codecs the pinned xcframework lacks.
+if [ "$variant" = ios ]; then
+    ios_flags=()
+    for f in "${configure_flags[@]}"; do [ "$f" = --disable-video ] || ios_flags+=("$f"); done
+    configure_flags=("${ios_flags[@]}" --disable-vpx --disable-bcg729 --disable-opus --disable-speex-codec
+        --disable-speex-aec --disable-gsm-codec)
+fi
 config_site() {
     cat "$here/provision/config_site.h"
     if [ "$variant" = noipv6 ]; then
         printf '\n/* The noipv6 variant, for testing a pjproject built without IPv6. */\n'
         printf '#undef PJ_HAS_IPV6\n#define PJ_HAS_IPV6 0\n'
+    fi
+    if [ "$variant" = ios ]; then
+        printf '\n'
+        cat "$here/provision/config_site-ios.h"
     fi
     if [ "$variant" = asan ]; then
         printf '\n/* The asan variant: built with -fsanitize=address (pools as usual). */\n'

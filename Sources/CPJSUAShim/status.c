@@ -21,6 +21,8 @@ pj_status_t cpj_status_enomem(void) { return PJ_ENOMEM; }
 pj_status_t cpj_status_einvaliduri(void) { return PJSIP_EINVALIDURI; }
 pj_status_t cpj_status_esessionterminated(void) { return PJSIP_ESESSIONTERMINATED; }
 pj_status_t cpj_status_esessionstate(void) { return PJSIP_ESESSIONSTATE; }
+/* PJSIP_EMSGTOOLONG: a message longer than PJSIP_MAX_PKT_LEN (16000 bytes on the iOS build). */
+pj_status_t cpj_status_emsgtoolong(void) { return PJSIP_EMSGTOOLONG; }
 /* No default sound device (PJMEDIA_EAUD_NODEFDEV): a machine without audio hardware. */
 pj_status_t cpj_status_aud_nodefdev(void) { return PJMEDIA_EAUD_NODEFDEV; }
 /* PJSIP_EBUSY: pjsua_acc_set_registration while the account's REGISTER is in flight. */

@@ -40,5 +40,17 @@ pj_bool_t cpj_media_worker_is_reliable(void) {
 unsigned cpj_max_calls(void) { return PJSUA_MAX_CALLS; }
 /* PJSUA_MAX_ACC: the most accounts pjsua holds at once. */
 unsigned cpj_max_accounts(void) { return PJSUA_MAX_ACC; }
+/* PJSUA_MAX_PLAYERS and PJSUA_MAX_RECORDERS: the file players and recorders pjsua holds. */
+unsigned cpj_max_players(void) { return PJSUA_MAX_PLAYERS; }
+unsigned cpj_max_recorders(void) { return PJSUA_MAX_RECORDERS; }
+/* PJSUA_MAX_CONF_PORTS: the default size of pjsua's conference bridge, and the length of
+ * the listener arrays of pjsua_conf_port_info, so no bridge may be larger. */
+unsigned cpj_max_conf_ports(void) { return PJSUA_MAX_CONF_PORTS; }
+/* PJSIP_MAX_TSX_COUNT and PJSIP_MAX_DIALOG_COUNT: the sizes of pjsip's transaction and
+ * dialog tables (pjsip grows neither). */
+unsigned cpj_max_transactions(void) { return PJSIP_MAX_TSX_COUNT; }
+unsigned cpj_max_dialogs(void) { return PJSIP_MAX_DIALOG_COUNT; }
+/* PJSIP_MAX_PKT_LEN: the largest SIP message, in bytes, pjsip prints or receives. */
+unsigned cpj_max_packet_length(void) { return PJSIP_MAX_PKT_LEN; }
 /* PJSUA_INVALID_ID is a cast expression macro: the id of no call, account, player or slot. */
 int cpj_invalid_id(void) { return PJSUA_INVALID_ID; }

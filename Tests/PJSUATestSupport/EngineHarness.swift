@@ -22,7 +22,7 @@ public struct EngineHarness: Sendable {
     /// peers launched into ``folder``, as a `defer` at the body's end would, and removing the
     /// folder after).
     public static func run<R: Sendable>(
-        maxCalls: Int = 32, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
+        maxCalls: Int = Configuration.defaultMaxCalls, logHandler: (any PJSUALogHandler)? = nil, logLevel: Int = 0,
         transports: [TransportConfiguration] = [TransportConfiguration(type: .udp, bindAddress: "127.0.0.1", port: 0)],
         media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
         nativeAdjustments: NativeAdjustments = NativeAdjustments(), timers: SIPTimers = SIPTimers(),

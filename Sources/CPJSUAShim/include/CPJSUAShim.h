@@ -27,6 +27,12 @@ pj_bool_t cpj_has_ipv6(void);
 pj_bool_t cpj_media_worker_is_reliable(void);
 unsigned cpj_max_calls(void);
 unsigned cpj_max_accounts(void);
+unsigned cpj_max_players(void);
+unsigned cpj_max_recorders(void);
+unsigned cpj_max_conf_ports(void);
+unsigned cpj_max_transactions(void);
+unsigned cpj_max_dialogs(void);
+unsigned cpj_max_packet_length(void);
 int cpj_invalid_id(void);
 
 /* status.c: pj_status_t values, never hard-coded */
@@ -38,6 +44,7 @@ pj_status_t cpj_status_ebusy(void);
 pj_status_t cpj_status_einvalidop(void);
 pj_status_t cpj_status_etimedout(void);
 pj_status_t cpj_status_eexists(void);
+pj_status_t cpj_status_emsgtoolong(void);
 pj_status_t cpj_status_eafnotsup(void);
 pj_status_t cpj_status_auth_stale_count(void);
 pj_status_t cpj_status_enomem(void);

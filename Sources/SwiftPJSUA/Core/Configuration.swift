@@ -11,8 +11,10 @@ public struct Configuration: Sendable {
     /// ``SystemLogHandler``: unified logging on Apple platforms, standard error elsewhere.
     public var logHandler: (any PJSUALogHandler)?
     /// The most calls the engine holds at once, 1 up to the pjproject build's limit
-    /// (`PJSUA_MAX_CALLS`, 1024 in the provisioned build; ``PJSUA/compiledCallLimit``).
-    /// INVITEs beyond it are answered 486.
+    /// (`PJSUA_MAX_CALLS`, ``PJSUA/compiledCallLimit``: 1024 in the provisioned builds, 4 in
+    /// the pinned iOS xcframework); ``PJSUA/start(_:)`` throws
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` outside that range. Defaults to
+    /// ``defaultMaxCalls``. INVITEs beyond it are answered 486.
     public var maxCalls: Int
     /// Media settings.
     public var media: MediaConfiguration
@@ -45,14 +47,18 @@ public struct Configuration: Sendable {
         [TransportConfiguration(type: .udp), TransportConfiguration(type: .tcp)]
     }
 
+    /// The default of ``maxCalls``: 32 calls, or the build's limit when that is lower (4 on
+    /// the pinned iOS xcframework), so a default configuration starts on every build.
+    public static var defaultMaxCalls: Int { min(32, PJSUA.compiledCallLimit) }
+
     /// Creates a configuration; every parameter has a working default (UDP and TCP on port
-    /// 5060, 32 calls, logging off, the system's default sound device).
+    /// 5060, ``defaultMaxCalls`` calls, logging off, the system's default sound device).
     public init(
         transports: [TransportConfiguration] = Configuration.defaultTransports,
         userAgent: String = "swift-pjsua",
         logLevel: Int = 0,
         logHandler: (any PJSUALogHandler)? = nil,
-        maxCalls: Int = 32,
+        maxCalls: Int = Configuration.defaultMaxCalls,
         media: MediaConfiguration = MediaConfiguration(),
         timers: SIPTimers = SIPTimers()
     ) {

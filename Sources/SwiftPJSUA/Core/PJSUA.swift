@@ -150,10 +150,15 @@ public actor PJSUA {
         (Native.loadedVersion, Native.compiledVersion)
     }
 
-    /// The most concurrent calls the pjproject build can hold (`PJSUA_MAX_CALLS`: 1024 in
-    /// the pjproject `scripts/provision.sh` builds, 4 in pjproject's stock build); the
-    /// upper bound of ``Configuration/maxCalls``.
+    /// The most concurrent calls the pjproject build can hold (`PJSUA_MAX_CALLS`): 1024 in
+    /// the `scripts/provision.sh` builds, 4 in the pinned iOS xcframework, 32 in pjproject's
+    /// stock build. The upper bound of ``Configuration/maxCalls``; the same value as
+    /// ``buildLimits``' ``BuildLimits/calls``.
     public nonisolated static var compiledCallLimit: Int { Native.buildCallLimit }
+
+    /// Every fixed limit of the pjproject build: calls, accounts, players, recorders,
+    /// conference ports, SIP transactions and dialogs, and the largest SIP message.
+    public nonisolated static var buildLimits: BuildLimits { Native.buildLimits }
 
     /// Whether the pjproject build has IPv6 (`PJ_HAS_IPV6`). Without it, IPv6 transports
     /// and RTP addresses throw ``PJSUAError/Code/addressFamilyNotSupported``.

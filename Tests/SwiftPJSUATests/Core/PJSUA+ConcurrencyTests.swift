@@ -311,7 +311,8 @@ extension EngineTests {
                 #expect(await finishes(engine.events(for: old), within: .seconds(2)))
             }
             var calls: [Call] = []
-            for _ in 0..<3 {
+            // Three self-calls (six legs), or as many as the build holds.
+            for _ in 0..<min(3, PJSUA.buildLimits.calls / 2) {
                 let (caller, callee) = try await engine.answeredSelfCall(
                     to: "sip:self@127.0.0.1:\(port)", from: account, log: log, matching: ())
                 try await log.first("run \(run): confirmed") { $0.isState(.confirmed, of: caller) }

@@ -7,9 +7,9 @@ import Testing
 /// accepts them or drops them in silence. Each sends the bad message from a raw socket and
 /// checks the status code on the wire, then that the engine still places and answers a call.
 extension EngineTests {
-    /// pjsip's receive buffer, `PJSIP_MAX_PKT_LEN` (4000 unless config_site.h raises it;
-    /// provision/config_site.h leaves it).
-    static let receiveBuffer = 4000
+    /// pjsip's receive buffer, `PJSIP_MAX_PKT_LEN` (pjsip's 4000, which provision/config_site.h
+    /// leaves; 16000 on the 2.17-ios profile).
+    static var receiveBuffer: Int { PJSUA.buildLimits.sipMessageBytes }
 
     @Test("513: a UDP request longer than pjsip's receive buffer is cut by it; one that fills it exactly is not")
     func rfcOversizedDatagram() async throws {
@@ -17,7 +17,7 @@ extension EngineTests {
             let peer = try RawSIPPeer()
             defer { peer.close() }
             var options = RawSIPRequest(method: "OPTIONS", callID: "cut-\(UUID().uuidString)")
-            options.headers = ["X-Padding: " + String(repeating: "a", count: 5000)]
+            options.headers = ["X-Padding: " + String(repeating: "a", count: Self.receiveBuffer + 1000)]
             try peer.send(bytes: peer.request(options, to: h.transport.port), to: h.transport.port)
             let cut = try await peer.response(callID: options.callID, timeout: .seconds(5))
             #expect(cut?.statusCode == 513, "\(cut.map { "\($0.statusCode)" } ?? "no response")")
@@ -39,7 +39,9 @@ extension EngineTests {
             invite.body = Array(
                 Self.offer(
                     port: 40_000,
-                    attributes: Array(repeating: "a=x-pad:" + String(repeating: "c", count: 200), count: 30)
+                    attributes: Array(
+                        repeating: "a=x-pad:" + String(repeating: "c", count: 200),
+                        count: Self.receiveBuffer / 200 + 10)
                 ).utf8)
             try peer.send(bytes: peer.request(invite, to: h.transport.port), to: h.transport.port)
             let cutInvite = try await peer.response(callID: invite.callID, timeout: .seconds(5))
@@ -103,7 +105,7 @@ extension EngineTests {
             defer { stream.close() }
             var message = RawSIPRequest(method: "MESSAGE", callID: "tcp-big-\(UUID().uuidString)")
             message.contentType = "text/plain"
-            message.body = Array(repeating: UInt8(ascii: "m"), count: 10_000)
+            message.body = Array(repeating: UInt8(ascii: "m"), count: Self.receiveBuffer * 2 + 2000)
             stream.send(bytes: stream.request(message, to: tcp.port))
             let response = await stream.response(timeout: .seconds(5))
             #expect(response?.statusCode == 513, "\(response.map { "\($0.statusCode)" } ?? "no response")")

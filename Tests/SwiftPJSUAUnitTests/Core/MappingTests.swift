@@ -82,7 +82,7 @@ struct ErrorTests {
     func namedCodes() {
         let codes: [PJSUAError.Code] = [
             .invalidArgument, .notFound, .tooMany, .busy, .invalidOperation, .timedOut, .alreadyExists,
-            .noMemory, .invalidURI, .sessionTerminated, .sessionState,
+            .noMemory, .invalidURI, .sessionTerminated, .sessionState, .messageTooLong,
         ]
         #expect(Set(codes).count == codes.count)
         #expect(codes.allSatisfy { $0.rawValue != 0 })

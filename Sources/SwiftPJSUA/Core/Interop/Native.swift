@@ -74,7 +74,7 @@ enum Native {
             let ownMediaWorker = Native.usesMediaWorker
             media.has_ioqueue = ownMediaWorker ? 1 : 0
             media.thread_cnt = ownMediaWorker ? 1 : 0
-            media.max_media_ports = UInt32(cpj_max_calls() * 2 + 32)
+            media.max_media_ports = UInt32(Native.conferenceBridgeSize)
 
             applyMediaNAT(configuration, config: &config, media: &media, scope: scope)
 
@@ -185,6 +185,23 @@ enum Native {
 
     /// The pjproject build's call limit (`PJSUA_MAX_CALLS`).
     static var buildCallLimit: Int { Int(cpj_max_calls()) }
+
+    /// The pjproject build's table sizes, from the macros of its `config_site.h`.
+    static var buildLimits: BuildLimits {
+        BuildLimits(
+            calls: Int(cpj_max_calls()), accounts: Int(cpj_max_accounts()),
+            players: Int(cpj_max_players()), recorders: Int(cpj_max_recorders()),
+            conferencePorts: Int(cpj_max_conf_ports()), transactions: Int(cpj_max_transactions()),
+            dialogs: Int(cpj_max_dialogs()), sipMessageBytes: Int(cpj_max_packet_length()))
+    }
+
+    /// The conference bridge's size: two slots per call the build holds plus 32 for
+    /// players, recorders, tones and taps, but no more than `PJSUA_MAX_CONF_PORTS`, the
+    /// length of the listener arrays in `pjsua_conf_port_info` (a larger bridge could
+    /// overflow them) and the size the build was meant to run with.
+    static var conferenceBridgeSize: Int {
+        min(Int(cpj_max_calls()) * 2 + 32, Int(cpj_max_conf_ports()))
+    }
 }
 
 extension Duration {

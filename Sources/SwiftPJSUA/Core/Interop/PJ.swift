@@ -102,6 +102,10 @@ extension PJSUAError.Code {
     public static var addressFamilyNotSupported: Self { .init(rawValue: cpj_status_eafnotsup()) }
     /// `PJ_EEXISTS`: the object already exists.
     public static var alreadyExists: Self { .init(rawValue: cpj_status_eexists()) }
+    /// `PJSIP_EMSGTOOLONG`: a SIP message the engine would send is longer than the build's
+    /// `PJSIP_MAX_PKT_LEN` (``BuildLimits/sipMessageBytes``), for example an INVITE with
+    /// large custom headers.
+    public static var messageTooLong: Self { .init(rawValue: cpj_status_emsgtoolong()) }
     /// `PJ_ENOMEM`: pjproject ran out of memory in a pool.
     public static var noMemory: Self { .init(rawValue: cpj_status_enomem()) }
     /// `PJSIP_EINVALIDURI`: the URI could not be parsed.
