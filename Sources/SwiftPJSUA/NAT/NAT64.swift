@@ -12,9 +12,7 @@
 /// the account would put in its SDP. With ``enabled`` pjsua
 ///
 /// - puts the Contact and Via address of the account's UDP over IPv6 transport
-///   (``TransportType/udp6``) in its requests, whatever transport it uses, and keeps the
-///   address the registrar saw (an IPv4 address of the gateway, from `received` and
-///   `rport`) when it rewrites the Contact (``NATSignaling/contactRewrite``);
+///   (``TransportType/udp6``) in its requests, whatever transport it uses;
 /// - binds the RTP of calls to IPv6 sockets and advertises in the SDP (`c=IN IP4`) the
 ///   IPv4 address a STUN server saw, reached through the gateway: so give the engine a
 ///   STUN server (``STUNConfiguration/servers``) with ``STUNConfiguration/triesIPv6`` on,
@@ -22,9 +20,10 @@
 ///   cannot reach;
 /// - sends RTP to an IPv4 address in the peer's SDP at the IPv6 address the system's
 ///   `getaddrinfo` synthesizes for it. Apple's resolver does that on a NAT64 network
-///   (RFC 7050 prefix discovery); glibc does not, and on Linux the RTP goes to the address
-///   the peer's RTP comes from instead, once it has arrived (pjmedia's symmetric-RTP
-///   switch), which the gateway makes the peer's address inside the NAT64 prefix.
+///   (RFC 7050 prefix discovery); glibc does not, and on Linux pjmedia is left with no
+///   address (a debug pjproject asserts in `pj_sockaddr_get_len`) unless the peer's SDP
+///   already names an IPv6 address inside the prefix (`c=IN IP4 64:ff9b::c000:201`, a
+///   form pjmedia accepts from servers on NAT64 networks).
 ///
 /// The engine needs an IPv6 transport: ``PJSUA/addAccount(_:)`` throws when it has none.
 /// ``disabled`` (the default) leaves every address as the transports and media have them.
