@@ -88,6 +88,8 @@ peer_pkgs+=(nftables)
 peer_pkgs+=(coturn)
 # tshark: captures of RTP on the wire, to show SRTP carries no plaintext.
 peer_pkgs+=(tshark)
+# tayga and unbound: the NAT64 gateway and the DNS64 resolver of the IPv6-only test bed.
+peer_pkgs+=(tayga unbound)
 
 missing_pkgs() {
     local p
@@ -178,10 +180,12 @@ if command -v dpkg-query >/dev/null; then
     if [ -z "$explicit" ] && have_pjproject && ! is_ours; then need=(); mapfile -t need < <(missing_pkgs pkg-config); fi
     if [ $want_peers = 1 ]; then mapfile -t -O "${#need[@]}" need < <(missing_pkgs "${peer_pkgs[@]}"); fi
     apt_install "${need[@]}"
-    # Debian enables kamailio's service on install; the tests start their own.
-    if [ $want_peers = 1 ] && command -v systemctl >/dev/null && systemctl is-active -q kamailio 2>/dev/null; then
-        systemctl stop kamailio || true
-    fi
+    # Debian enables kamailio's and unbound's services on install; the tests start their own.
+    for service in kamailio unbound; do
+        if [ $want_peers = 1 ] && command -v systemctl >/dev/null && systemctl is-active -q $service 2>/dev/null; then
+            systemctl stop $service || true
+        fi
+    done
 else
     say "not a Debian system: make sure a C toolchain, pkg-config, sipp, kamailio, sox and espeak-ng are installed"
 fi

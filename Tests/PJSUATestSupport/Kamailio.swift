@@ -31,20 +31,26 @@ public final class Kamailio: Sendable {
     private let folder: TemporaryFolder
     private let process: PeerProcess
 
-    /// `sip:ADDRESS:PORT` (e.g. `sip:127.0.0.1:5060`), the registrar's URI over UDP.
-    public var uri: String { "sip:\(address):\(port)" }
+    /// The host name it takes as its own and puts in its Record-Route instead of
+    /// ``address``, when started with one.
+    public let advertisedHost: String?
+
+    /// `sip:ADDRESS:PORT` (e.g. `sip:127.0.0.1:5060`), the registrar's URI over UDP; with
+    /// the advertised host name in place of the address when there is one.
+    public var uri: String { "sip:\(advertisedHost ?? address):\(port)" }
 
     /// The address-of-record of a test user at this registrar, e.g. `sip:alice@127.0.0.1:5060`.
-    public func aor(_ user: String) -> String { "sip:\(user)@\(address):\(port)" }
+    public func aor(_ user: String) -> String { "sip:\(user)@\(advertisedHost ?? address):\(port)" }
 
     private let host: Topology.Host?
 
     private init(
-        port: UInt16, address: String, host: Topology.Host?, tlsPort: UInt16?, ipv6Port: UInt16?,
-        folder: TemporaryFolder, process: PeerProcess
+        port: UInt16, address: String, advertisedHost: String? = nil, host: Topology.Host?, tlsPort: UInt16?,
+        ipv6Port: UInt16?, folder: TemporaryFolder, process: PeerProcess
     ) {
         self.port = port
         self.address = address
+        self.advertisedHost = advertisedHost
         self.host = host
         self.tlsPort = tlsPort
         self.ipv6Port = ipv6Port
@@ -63,9 +69,15 @@ public final class Kamailio: Sendable {
     ///     REGISTER from a client whose Contact or Via does not match its source is stored
     ///     with the source as its `received` address, and the Contact of other requests and
     ///     replies from such a client is rewritten to its source.
+    ///   - advertisedHost: a host name (resolvable by the clients, not by Kamailio) that
+    ///     Kamailio takes as its own in Request-URIs and Route headers and puts in its
+    ///     Record-Route (port 5060) instead of its address (`-A DOMAIN_NAME`).
+    ///   - replySDPSubstitution: with `natHelper`, a `subst_body` expression
+    ///     (`/regex/replacement/flags`) Kamailio applies to the SDP of every reply it relays.
     public static func start(
         folder: TemporaryFolder, port: UInt16? = nil, tls: TLSFiles? = nil, ipv6: Bool = false,
-        name: String = "kamailio", in host: Topology.Host? = nil, natHelper: Bool = false
+        name: String = "kamailio", in host: Topology.Host? = nil, natHelper: Bool = false,
+        advertisedHost: String? = nil, replySDPSubstitution: String? = nil
     ) async throws -> Kamailio {
         let port = port ?? (host == nil ? FreePort.tcpAndUDP() : 5060)
         let address = host?.address ?? "127.0.0.1"
@@ -76,6 +88,12 @@ public final class Kamailio: Sendable {
             "-w", runDirectory.path, "-Y", runDirectory.path, "-P", runDirectory.appendingPathComponent("pid").path,
             "-l", "udp:\(address):\(port)", "-l", "tcp:\(address):\(port)",
         ]
+        if let advertisedHost { arguments += ["-A", "DOMAIN_NAME=\"\(advertisedHost)\""] }
+        if let replySDPSubstitution {
+            // The configuration's string syntax: a backslash is written twice.
+            let escaped = replySDPSubstitution.replacingOccurrences(of: "\\", with: "\\\\")
+            arguments += ["-A", "SDP_SUBST=\"\(escaped)\""]
+        }
         if natHelper { arguments += ["-A", "WITH_NAT"] }
         // A unix socket for kamcmd (``contacts(of:)``); the path is reachable from any
         // network namespace.
@@ -110,8 +128,8 @@ public final class Kamailio: Sendable {
             name, executable: "/usr/sbin/kamailio", arguments: arguments, folder: folder,
             launcher: host?.launcher ?? [])
         let kamailio = Kamailio(
-            port: port, address: address, host: host, tlsPort: tlsPort, ipv6Port: ipv6Port, folder: folder,
-            process: process)
+            port: port, address: address, advertisedHost: advertisedHost, host: host, tlsPort: tlsPort,
+            ipv6Port: ipv6Port, folder: folder, process: process)
         try await kamailio.waitUntilAnswering()
         return kamailio
     }

@@ -358,6 +358,12 @@ public final class Topology: Sendable {
                 return !done
             })
         else { return }
+        Self.deleteNamespaces(namespaces)
+    }
+
+    /// Kills every process inside `namespaces` and deletes them (which deletes their veths
+    /// and tun devices); names that do not exist are skipped.
+    static func deleteNamespaces(_ namespaces: [String]) {
         // A process that outlives its namespace's name keeps the namespace alive: kill
         // everything inside (again, for anything forked meanwhile), then delete.
         let script = namespaces.map { namespace in

@@ -8,9 +8,14 @@
       from one socket bound to LOCALPORT (0: any), send a datagram to each target and print
       each reply ("reply HOST:PORT seen IP:PORT"); exit 1 if any target stays silent (1 s).
   netprobe.py sip-options HOST PORT SECONDS
-      send SIP OPTIONS every 50 ms until a 200 arrives (exit 0) or SECONDS pass (exit 1).
+      send SIP OPTIONS every 50 ms until a 200 arrives (exit 0) or SECONDS pass (exit 1);
+      HOST may be an IPv6 address.
+  netprobe.py aaaa SERVER NAME SECONDS
+      ask the DNS server at SERVER (an IPv6 address, port 53) for NAME's AAAA records every
+      50 ms until an answer arrives; print each address (exit 0), or exit 1 after SECONDS.
 """
 import socket
+import struct
 import sys
 import time
 
@@ -43,10 +48,14 @@ def send(local_port, targets):
 
 
 def sip_options(host, port, seconds):
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_DGRAM)
     sock.connect((host, int(port)))
     sock.settimeout(0.05)
-    address, local = sock.getsockname()
+    address, local = sock.getsockname()[:2]
+    if family == socket.AF_INET6:
+        address = "[%s]" % address
+        host = "[%s]" % host
     deadline = time.monotonic() + float(seconds)
     attempt = 0
     while time.monotonic() < deadline:
@@ -70,6 +79,37 @@ def sip_options(host, port, seconds):
     return 1
 
 
+def aaaa(server, name, seconds):
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    sock.settimeout(0.05)
+    question = b"".join(bytes([len(label)]) + label.encode() for label in name.split(".")) + b"\0"
+    deadline = time.monotonic() + float(seconds)
+    ident = 0
+    while time.monotonic() < deadline:
+        ident += 1
+        query = struct.pack(">HHHHHH", ident, 0x0100, 1, 0, 0, 0) + question + struct.pack(">HH", 28, 1)
+        try:
+            sock.sendto(query, (server, 53))
+            reply = sock.recv(4096)
+        except OSError:
+            time.sleep(0.05)
+            continue
+        count = struct.unpack(">H", reply[6:8])[0]
+        if reply[3] & 15 != 0 or count == 0:
+            time.sleep(0.05)
+            continue
+        # The answers follow the question; each record's name is a pointer (2 bytes).
+        offset = 12 + len(question) + 4
+        for _ in range(count):
+            rtype, _, _, length = struct.unpack(">HHIH", reply[offset + 2:offset + 12])
+            data = reply[offset + 12:offset + 12 + length]
+            if rtype == 28:
+                print(socket.inet_ntop(socket.AF_INET6, data), flush=True)
+            offset += 12 + length
+        return 0
+    return 1
+
+
 if __name__ == "__main__":
     command = sys.argv[1]
     if command == "serve":
@@ -78,5 +118,7 @@ if __name__ == "__main__":
         sys.exit(send(sys.argv[2], sys.argv[3:]))
     elif command == "sip-options":
         sys.exit(sip_options(sys.argv[2], sys.argv[3], sys.argv[4]))
+    elif command == "aaaa":
+        sys.exit(aaaa(sys.argv[2], sys.argv[3], sys.argv[4]))
     else:
         sys.exit(64)

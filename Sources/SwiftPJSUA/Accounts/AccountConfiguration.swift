@@ -50,6 +50,11 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// ``PJSUA/addAccount(_:)`` throws ``PJSUAUsageError/invalidConfiguration(_:)`` for
     /// values out of range.
     public var natSignaling: NATSignaling = NATSignaling()
+    /// Whether the account is behind NAT64 on an IPv6-only network (``NAT64Mode``):
+    /// ``NAT64Mode/disabled`` (the default) or ``NAT64Mode/enabled``, which needs a UDP over
+    /// IPv6 transport and, for calls, a STUN server reached over IPv6. Wraps
+    /// `pjsua_acc_config.nat64_opt`.
+    public var nat64: NAT64Mode = .disabled
     /// End a confirmed call whose audio receives no RTP for this long while it should (the
     /// stream active and receiving: not while the peer holds the call with `sendonly` or
     /// `inactive`, nor while we hold it, RFC 3264 §8.4). The engine then reports

@@ -51,10 +51,13 @@ extension PJSUA {
     /// - Throws: ``PJSUAUsageError/invalidURI(_:)`` when the identity, registrar or a proxy is
     ///   not a SIP URI; ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values;
     ///   ``PJSUAUsageError/invalidHeader(_:)`` for a REGISTER header whose name is not a token;
+    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` also for ``AccountConfiguration/nat64``
+    ///   without a UDP over IPv6 transport (see ``NAT64Mode``);
     ///   ``PJSUAError`` when pjsua refuses (for example ``PJSUAError/Code/tooMany`` accounts).
     public func addAccount(_ configuration: AccountConfiguration) throws -> Account {
         let runtime = try runtime()
         try configuration.validate()
+        try validateNAT64(configuration, runtime: runtime)
         let effective = try withTransportParameters(configuration, runtime: runtime)
         let records = runtime.bridge.accountRecords
         var added: Account?
@@ -86,6 +89,7 @@ extension PJSUA {
         let runtime = try runtime()
         let slot = try liveSlot(account)
         try configuration.validate()
+        try validateNAT64(configuration, runtime: runtime)
         let effective = try withTransportParameters(configuration, runtime: runtime)
         try Native.modifyAccount(
             slot, effective, rtpPorts: runtime.configuration.media.rtpPorts,

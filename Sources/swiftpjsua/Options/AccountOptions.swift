@@ -3,7 +3,7 @@ import SwiftPJSUA
 
 /// The account options shared by `register`, `call` and `listen`:
 /// `--registrar URI --id URI --username U --password-env VAR [--realm R] [--proxy URI|none]
-/// [--transport udp|tcp|tls] [--ca-file PEM] [--expires S] [--retry S] [--media-timeout S|off]
+/// [--transport udp|tcp|tls|udp6|tcp6|tls6] [--ca-file PEM] [--expires S] [--retry S] [--media-timeout S|off]
 /// [--transport-loss end|reinvite] [--srtp MODE[,KEYING...][,tls|,sips]]`.
 struct AccountOptions {
     static let names: Set<String> = [
@@ -64,7 +64,11 @@ struct AccountOptions {
         case "udp": transport = .udp
         case "tcp": transport = .tcp
         case "tls": transport = .tls
-        case let other: throw UsageError(message: "--transport must be udp, tcp or tls, not \(other)")
+        case "udp6": transport = .udp6
+        case "tcp6": transport = .tcp6
+        case "tls6": transport = .tls6
+        case let other:
+            throw UsageError(message: "--transport must be udp, tcp, tls, udp6, tcp6 or tls6, not \(other)")
         }
         if let variable = options.string("password-env") {
             guard let value = ProcessInfo.processInfo.environment[variable] else {
@@ -91,11 +95,12 @@ struct AccountOptions {
         }
     }
 
-    /// The engine's transport for these options.
+    /// The engine's transport for these options: its IPv6 kind when `bind` is an IPv6
+    /// address (`--bind 2001:db8::2`, or `--transport udp6`).
     func transportConfiguration(bind: String?, port: UInt16, publicAddress: String? = nil) -> TransportConfiguration {
         TransportConfiguration(
-            type: transport, bindAddress: bind, port: port, tls: TLSConfiguration(caFile: caFile),
-            publicAddress: publicAddress)
+            type: bind?.contains(":") == true ? transport.overIPv6 : transport, bindAddress: bind, port: port,
+            tls: TLSConfiguration(caFile: caFile), publicAddress: publicAddress)
     }
 
     /// The account to add, when one with a registrar was asked for.
@@ -111,6 +116,7 @@ struct AccountOptions {
         configuration.mediaInactivityTimeout = mediaTimeout
         configuration.transportLossPolicy = transportLoss
         configuration.natSignaling = nat.signaling
+        configuration.nat64 = nat.nat64
         configuration.srtp = srtp
         return configuration
     }
@@ -151,5 +157,16 @@ extension AccountOptions {
             throw UsageError(message: "--srtp: this pjproject was built without \(missing.rawValue) keying")
         }
         return configuration
+    }
+}
+
+extension TransportType {
+    /// The same protocol over IPv6.
+    var overIPv6: TransportType {
+        switch self {
+        case .udp, .udp6: .udp6
+        case .tcp, .tcp6: .tcp6
+        case .tls, .tls6: .tls6
+        }
     }
 }

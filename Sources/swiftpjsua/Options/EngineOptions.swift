@@ -7,7 +7,7 @@ struct EngineOptions {
     static let valued: Set<String> = Set(["log-level", "bind", "codecs", "rtp-ports", "t1"])
         .union(DNSOptions.names).union(NATOptions.names).union(MediaNATOptions.valued)
     /// The flags every command takes.
-    static let flags: Set<String> = MediaNATOptions.flags
+    static let flags: Set<String> = MediaNATOptions.flags.union(NATOptions.flags)
 
     /// The account options (defaults for a command that takes none): the transport, and the
     /// account `call`, `listen` and `register` add.
@@ -50,6 +50,9 @@ struct EngineOptions {
             config.networkChangeHandling = .automatic(AutomaticNetworkChange())
         }
         try MediaNATOptions.apply(options, to: &config)
+        // Behind NAT64 the STUN server is reachable only at the IPv6 address DNS64
+        // synthesizes for it: pjsua then resolves it for IPv6 alone.
+        if account.nat.nat64.isEnabled { config.stun.triesIPv6 = true }
         self.account = account
         configuration = config
         reportsMediaPath = MediaNATOptions.isUsed(options)

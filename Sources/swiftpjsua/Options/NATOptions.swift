@@ -2,14 +2,18 @@ import SwiftPJSUA
 
 /// The signalling NAT options of every command: `--public-address ADDR` (the transport's
 /// advertised address, for 1:1 NAT), `--keep-alive S|off`, `--contact-rewrite
-/// on|always|off` and `--sdp-nat-rewrite on|off` (for accounts with a registrar).
+/// on|always|off`, `--sdp-nat-rewrite on|off` (for accounts with a registrar) and the flag
+/// `--nat64` (the account is behind NAT64 on an IPv6-only network).
 struct NATOptions {
     static let names: Set<String> = ["public-address", "keep-alive", "contact-rewrite", "sdp-nat-rewrite"]
+    static let flags: Set<String> = ["nat64"]
 
     var publicAddress: String?
     var signaling = NATSignaling()
+    var nat64 = NAT64Mode.disabled
 
     init(_ options: Options) throws(UsageError) {
+        if options.flags.contains("nat64") { nat64 = .enabled }
         publicAddress = options.string("public-address")
         if let address = publicAddress, address.isEmpty || address.contains(where: \.isWhitespace) {
             throw UsageError(message: "--public-address must be an address or host name")

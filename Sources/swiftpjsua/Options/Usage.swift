@@ -36,7 +36,8 @@ let usage = """
       --password-env VAR           take the password from environment variable VAR
       --realm R                    digest realm the credentials are for (default any)
       --proxy URI|none             outbound proxy (default: the registrar, loose routing)
-      --transport udp|tcp|tls      SIP transport (default udp)
+      --transport udp|tcp|tls      SIP transport (default udp; over IPv6 when --bind is an
+                                   IPv6 address, or with udp6, tcp6, tls6)
       --ca-file PEM                CA certificates to trust for TLS (default: the system's)
       --expires S                  registration lifetime to ask for (default 300)
       --retry S                    seconds between attempts after a failure (default 300)
@@ -84,6 +85,9 @@ let usage = """
                                    (default on)
       --sdp-nat-rewrite on|off     behind NAT without STUN/ICE: put the address the
                                    registrar saw in calls' SDP (default off)
+      --nat64                      the account is on an IPv6-only network behind NAT64/DNS64
+                                   (needs an IPv6 --bind; give --stun for calls: it is asked
+                                   over IPv6, and its IPv4 answer goes in the SDP)
       --log-level N                pjsip log lines (0-6) to standard error
       --codecs LIST                codecs to offer first, most preferred first, by id or
                                    prefix, comma-separated (default opus,G722,PCMU,PCMA;

@@ -171,6 +171,7 @@ extension Native {
         try applyRTP(&config, ports: rtpPorts, address: rtpAddress, publicAddress: rtpPublicAddress, scope: scope)
         applyNATSignaling(account.natSignaling, to: &config, rtpPublicAddress: rtpPublicAddress, scope: scope)
         applyMediaNAT(account, to: &config, scope: scope)
+        applyNAT64(account.nat64, to: &config)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
         // Push parameters for REGISTER only travel in a private header to the module that

@@ -1,0 +1,82 @@
+// NAT64 (RFC 6146) with DNS64 (RFC 6147): an account on an IPv6-only network reaching IPv4
+// servers and peers. The C side is Interop/Native+NAT64.swift.
+
+/// Whether an account works as a client behind NAT64: on an IPv6-only network whose DNS64
+/// resolver answers for IPv4-only names with addresses inside a NAT64 prefix (usually
+/// `64:ff9b::/96`), and whose gateway translates those to IPv4.
+///
+/// Such networks are common on mobile carriers, and App Review tests every iOS app on
+/// one: an IPv6-only Wi-Fi behind NAT64/DNS64. Signalling needs nothing from this setting:
+/// the registrar's name resolves to a synthesized IPv6 address and SIP goes there over an
+/// IPv6 transport. The media does: an IPv4-only peer cannot send RTP to the IPv6 address
+/// the account would put in its SDP. With ``enabled`` pjsua
+///
+/// - puts the Contact and Via address of the account's UDP over IPv6 transport
+///   (``TransportType/udp6``) in its requests, whatever transport it uses;
+/// - binds the RTP of calls to IPv6 sockets and advertises in the SDP (`c=IN IP4`) the
+///   IPv4 address a STUN server saw, reached through the gateway: so give the engine a
+///   STUN server (``STUNConfiguration/servers``) with ``STUNConfiguration/triesIPv6`` on,
+///   which makes pjsua resolve it to a synthesized IPv6 address instead of an IPv4 one it
+///   cannot reach;
+/// - sends RTP to an IPv4 address in the peer's SDP at the IPv6 address the system's
+///   `getaddrinfo` synthesizes for it. Apple's resolver does that on a NAT64 network
+///   (RFC 7050 prefix discovery); glibc does not, and on Linux pjmedia is left with no
+///   address (a debug pjproject asserts in `pj_sockaddr_get_len`) unless the peer's SDP
+///   already names an IPv6 address inside the prefix (`c=IN IP4 64:ff9b::c000:201`, a
+///   form pjmedia accepts from servers on NAT64 networks).
+///
+/// The engine needs an IPv6 transport: ``PJSUA/addAccount(_:)`` throws when it has none.
+/// ``disabled`` (the default) leaves every address as the transports and media have them.
+/// Wraps `pjsua_acc_config.nat64_opt` (`PJSUA_NAT64_DISABLED`, `PJSUA_NAT64_ENABLED`).
+///
+/// ```swift
+/// var configuration = Configuration(transports: [TransportConfiguration(type: .udp6)])
+/// configuration.stun = STUNConfiguration(servers: ["stun.example.com"], triesIPv6: true)
+/// var account = AccountConfiguration(identity: "sip:alice@example.com", registrar: "sip:example.com")
+/// account.nat64 = .enabled
+/// ```
+public struct NAT64Mode: Sendable, Hashable, CustomStringConvertible {
+    enum Kind: Sendable, Hashable {
+        case disabled
+        case enabled
+    }
+
+    let kind: Kind
+
+    /// No NAT64 handling (`PJSUA_NAT64_DISABLED`), the default.
+    public static let disabled = NAT64Mode(kind: .disabled)
+    /// The account is behind NAT64 (`PJSUA_NAT64_ENABLED`).
+    public static let enabled = NAT64Mode(kind: .enabled)
+
+    /// Whether the account is treated as behind NAT64.
+    public var isEnabled: Bool { kind == .enabled }
+
+    /// `disabled` or `enabled`.
+    public var description: String { isEnabled ? "enabled" : "disabled" }
+}
+
+extension PJSUA {
+    /// Checks that an account with ``NAT64Mode/enabled`` has what pjsua needs for it: an
+    /// IPv6 transport to take the Contact from, and IPv6 in the pjproject build.
+    /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` when the engine has no UDP
+    ///   over IPv6 transport, or the account is bound to a transport that is not IPv6;
+    ///   ``PJSUAError`` with ``PJSUAError/Code/addressFamilyNotSupported`` when pjproject was
+    ///   built without IPv6 (pjsua would assert).
+    func validateNAT64(_ account: AccountConfiguration, runtime: Runtime) throws {
+        guard account.nat64.isEnabled else { return }
+        try Native.ensureNAT64Available()
+        let types = runtime.configuration.transports.map(\.type)
+        // pjsua takes the Contact of a NAT64 account from its UDP over IPv6 transport and,
+        // without one, quietly keeps an IPv4 Contact while the media goes IPv6.
+        guard types.contains(.udp6) else {
+            throw PJSUAUsageError.invalidConfiguration(
+                "nat64 needs a UDP over IPv6 transport (TransportType.udp6) in Configuration.transports")
+        }
+        if let transport = account.transport, let index = runtime.transports.firstIndex(of: transport),
+            !types[index].isIPv6
+        {
+            throw PJSUAUsageError.invalidConfiguration(
+                "nat64 needs the account on an IPv6 transport, not \(types[index].rawValue)")
+        }
+    }
+}
