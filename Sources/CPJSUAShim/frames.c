@@ -147,8 +147,10 @@ static pj_status_t cpj_frame_port_on_destroy(pjmedia_port *base) {
 
 /* Adds the port to pjsua's conference bridge, which then holds a reference to it. */
 pj_status_t cpj_frame_port_add(cpj_frame_port *port, pjsua_conf_port_id *slot) {
-    pj_pool_t *pool = pjsua_pool_create("swiftpjsua-frames", 512, 512);
+    pj_pool_t *pool;
     pj_status_t status;
+    if (cpj_conf_is_full()) return PJ_ETOOMANY;
+    pool = pjsua_pool_create("swiftpjsua-frames", 512, 512);
     if (!pool) return PJ_ENOMEM;
     port->base.on_destroy = &cpj_frame_port_on_destroy;
     status = pjsua_conf_add_port(pool, &port->base, slot);

@@ -124,3 +124,11 @@ pj_status_t cpj_player_set_eof_callback(
     if (status != PJ_SUCCESS) return status;
     return pjmedia_wav_player_set_eof_cb2(port, token, callback);
 }
+
+/* Whether pjsua's conference bridge has no free slot. pjmedia_conf_add_port asserts when it
+ * is full before it returns PJ_ETOOMANY, and in a pjproject built with assertions on (the
+ * 2.12.1 that provisioning builds) that ends the process: every path of the engine that adds
+ * a port checks this first and throws instead. */
+pj_bool_t cpj_conf_is_full(void) {
+    return pjsua_conf_get_active_ports() >= pjsua_conf_get_max_ports() ? PJ_TRUE : PJ_FALSE;
+}

@@ -18,6 +18,8 @@ pj_status_t cpj_tonegen_start(
     pjmedia_port *port = NULL;
     pj_status_t status;
     if (!tones || count == 0 || count > PJMEDIA_TONEGEN_MAX_DIGITS) return PJ_EINVAL;
+    *failed = "pjsua_conf_add_port";
+    if (cpj_conf_is_full()) return PJ_ETOOMANY;
     pool = pjsua_pool_create("swiftpjsua-tones", 1024, 1024);
     if (!pool) return PJ_ENOMEM;
     *failed = "pjmedia_tonegen_create";

@@ -40,6 +40,8 @@ pj_status_t cpj_success(void);
 pj_status_t cpj_status_einval(void);
 pj_status_t cpj_status_enotfound(void);
 pj_status_t cpj_status_etoomany(void);
+/* Whether the conference bridge has no free slot (players.c). */
+pj_bool_t cpj_conf_is_full(void);
 pj_status_t cpj_status_ebusy(void);
 pj_status_t cpj_status_einvalidop(void);
 pj_status_t cpj_status_etimedout(void);

@@ -58,7 +58,10 @@ extension PJSUA {
     /// - Throws: ``PJSUAUsageError/invalidStatusCode(_:)`` outside 100–699;
     ///   ``PJSUAUsageError/invalidHeader(_:)``;
     ///   ``PJSUAUsageError/unknownCall(_:)``; ``PJSUAUsageError/invalidCallState(_:_:)`` when
-    ///   the call is not an unanswered incoming call; ``PJSUAError`` when pjsua refuses.
+    ///   the call is not an unanswered incoming call; ``PJSUAError`` with code `.tooMany` for a
+    ///   183 or 2xx while the conference bridge has no free slot for the call's audio (the
+    ///   call keeps ringing: reject it, or free a player, recorder, tone or frame stream
+    ///   first); ``PJSUAError`` when pjsua refuses.
     public func answer(_ call: Call, statusCode: Int = 200, headers: [SIPHeader] = []) throws {
         guard (100...699).contains(statusCode) else { throw PJSUAUsageError.invalidStatusCode(statusCode) }
         try Self.validateHeaders(headers)

@@ -92,6 +92,14 @@ extension Native {
     static func answer(
         _ slot: pjsua_call_id, statusCode: Int, headers: [SIPHeader] = [], refreshingContact: Bool = false
     ) throws(PJSUAError) {
+        // An answer with SDP (183 or 2xx) gives a call without media yet its conference slot;
+        // on a full bridge pjmedia asserts before it returns an error, so refuse here (the
+        // call keeps ringing and can be rejected).
+        if statusCode == 183 || (200..<300).contains(statusCode), pjsua_call_get_conf_port(slot) == cpj_invalid_id(),
+            cpj_conf_is_full() != 0
+        {
+            throw PJ.error(cpj_status_etoomany(), "pjsua_call_answer2")
+        }
         var setting = pjsua_call_setting()
         pjsua_call_setting_default(&setting)
         cpj_call_setting_audio_only(&setting)

@@ -4,6 +4,8 @@ extension Native {
     // MARK: Players and recorders
 
     static func createPlayer(file: String, loop: Bool) throws(PJSUAError) -> (pjsua_player_id, pjsua_conf_port_id) {
+        // pjmedia asserts on a full bridge before it returns an error.
+        if cpj_conf_is_full() != 0 { throw PJ.error(cpj_status_etoomany(), "pjsua_player_create") }
         var id = pjsua_player_id(cpj_invalid_id())
         let status = PJ.withPJString(file) { name in
             var name = name
@@ -14,6 +16,7 @@ extension Native {
     }
 
     static func createRecorder(file: String) throws(PJSUAError) -> (pjsua_recorder_id, pjsua_conf_port_id) {
+        if cpj_conf_is_full() != 0 { throw PJ.error(cpj_status_etoomany(), "pjsua_recorder_create") }
         var id = pjsua_recorder_id(cpj_invalid_id())
         let status = PJ.withPJString(file) { name in
             var name = name
