@@ -5,25 +5,50 @@
 /// reports (RFC 3550 §6.4) told us: its counts change only when a report arrives, about
 /// every 5 s (pjmedia's `PJMEDIA_RTCP_INTERVAL`), and stay zero before the first one.
 ///
-/// The flat fields before ``receive`` are the first figures this type carried; they repeat
-/// values of the nested ones and stay for existing callers.
+/// The flat fields before ``receive`` are the first figures this type carried; they read
+/// and write the nested ones and stay for existing callers.
 public struct StreamStatistics: Sendable, Hashable {
     /// RTP packets sent (``farEnd``'s ``StreamDirectionStatistics/packets``).
-    public var packetsSent: UInt64
-    /// RTP payload bytes sent.
-    public var bytesSent: UInt64
+    public var packetsSent: UInt64 {
+        get { farEnd.packets }
+        set { farEnd.packets = newValue }
+    }
+    /// RTP payload bytes sent (``farEnd``'s ``StreamDirectionStatistics/bytes``).
+    public var bytesSent: UInt64 {
+        get { farEnd.bytes }
+        set { farEnd.bytes = newValue }
+    }
     /// RTP packets received (``receive``'s ``StreamDirectionStatistics/packets``).
-    public var packetsReceived: UInt64
-    /// RTP payload bytes received.
-    public var bytesReceived: UInt64
-    /// Packets lost on the receive side, as counted from sequence numbers.
-    public var packetsLost: UInt64
+    public var packetsReceived: UInt64 {
+        get { receive.packets }
+        set { receive.packets = newValue }
+    }
+    /// RTP payload bytes received (``receive``'s ``StreamDirectionStatistics/bytes``).
+    public var bytesReceived: UInt64 {
+        get { receive.bytes }
+        set { receive.bytes = newValue }
+    }
+    /// Packets lost on the receive side, as counted from sequence numbers (``receive``'s
+    /// ``StreamDirectionStatistics/lost``).
+    public var packetsLost: UInt64 {
+        get { receive.lost }
+        set { receive.lost = newValue }
+    }
     /// Current receive jitter (``receive``'s last jitter).
-    public var jitter: Duration
+    public var jitter: Duration {
+        get { receive.jitter.last }
+        set { receive.jitter.last = newValue }
+    }
     /// The last round-trip time measured by RTCP; zero before the first report.
-    public var roundTripTime: Duration
+    public var roundTripTime: Duration {
+        get { roundTrip.last }
+        set { roundTrip.last = newValue }
+    }
     /// How long received audio waits in the jitter buffer on average (`pjmedia_jb_state.avg_delay`).
-    public var jitterBufferDelay: Duration
+    public var jitterBufferDelay: Duration {
+        get { jitterBuffer.averageDelay }
+        set { jitterBuffer.averageDelay = newValue }
+    }
 
     /// What this side received (`pjmedia_rtcp_stat.rx`).
     public var receive: StreamDirectionStatistics
@@ -50,7 +75,7 @@ public struct StreamStatistics: Sendable, Hashable {
     public var elapsed: Duration
 
     /// Creates statistics, for tests and previews of app code; the engine makes these from
-    /// `pjsua_stream_stat`. The flat fields are derived from the nested ones.
+    /// `pjsua_stream_stat`.
     public init(
         receive: StreamDirectionStatistics = StreamDirectionStatistics(),
         farEnd: StreamDirectionStatistics = StreamDirectionStatistics(),
@@ -69,14 +94,6 @@ public struct StreamStatistics: Sendable, Hashable {
         self.codec = codec
         self.packetTime = packetTime
         self.elapsed = elapsed
-        packetsSent = farEnd.packets
-        bytesSent = farEnd.bytes
-        packetsReceived = receive.packets
-        bytesReceived = receive.bytes
-        packetsLost = receive.lost
-        jitter = receive.jitter.last
-        roundTripTime = roundTrip.last
-        jitterBufferDelay = jitterBuffer.averageDelay
     }
 }
 
