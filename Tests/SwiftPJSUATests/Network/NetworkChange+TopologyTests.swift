@@ -195,12 +195,48 @@ extension EngineTests {
         #expect(move.alice.contains("network-change targetRefreshSent"), "\(move.alice)")
         #expect(move.alice.contains("network-change completed"), "\(move.alice)")
         #expect(move.toneAfterMove.detected(minimumDuration: .milliseconds(1500)), "\(move.toneAfterMove)")
+        try expectReconnection(
+            in: move.alice,
+            onlyNetworkChange: move.contactsAfter.allSatisfy {
+                !$0.lowercased().contains("transport=")
+            })
         #expect(move.laterCallArrived, "\(move.alice)")
         // After the move, nothing of alice's comes from the old address and port (for TCP:
         // over the dead connection).
         #expect(
             !move.sourcesAfter.isEmpty && move.sourcesAfter.isDisjoint(with: move.sourcesBefore),
             "before \(move.sourcesBefore), after \(move.sourcesAfter)")
+    }
+
+    /// alice's printed reconnection of the call: `reconnecting` after the change began, then
+    /// `reconnected` (alternating, never twice in a row), the last one `reconnected` within
+    /// 4 s of the change's first step, so before the 5 s of bob's recording whose tone the
+    /// test checks. Over UDP (`onlyNetworkChange`) exactly one episode, for the network
+    /// change, started after its refresh; over TCP and TLS the lost connection may start
+    /// one first.
+    static func expectReconnection(in output: String, onlyNetworkChange: Bool) throws {
+        let lines: [(at: Double, text: String)] = output.split(separator: "\n").compactMap { line in
+            let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, let at = Double(parts[0]) else { return nil }
+            return (at, parts[1].trimmingCharacters(in: .whitespaces))
+        }
+        let change = try #require(lines.first { $0.text.hasPrefix("network-change ") }, "\(output)")
+        let phases = lines.filter { $0.text.hasPrefix("reconnect") }
+        let words = phases.map {
+            $0.text.hasPrefix("reconnecting ") ? "reconnecting" : String($0.text.prefix(while: { $0 != " " }))
+        }
+        try #require(!words.isEmpty, "no reconnection printed:\n\(output)")
+        #expect(
+            words.enumerated().allSatisfy { $1 == ($0 % 2 == 0 ? "reconnecting" : "reconnected") }
+                && words.last == "reconnected", "\(words)\n\(output)")
+        #expect(phases.allSatisfy { $0.at >= change.at }, "\(output)")
+        if let last = phases.last { #expect(last.at - change.at < 4, "reconnected \(last.at - change.at) s after") }
+        if onlyNetworkChange {
+            let refresh = try #require(lines.first { $0.text.hasPrefix("network-change targetRefreshSent") })
+            #expect(words == ["reconnecting", "reconnected"], "\(output)")
+            #expect(phases.first?.text.hasSuffix(" network-change") == true, "\(output)")
+            #expect(phases.allSatisfy { $0.at >= refresh.at }, "\(output)")
+        }
     }
 
     @Test(
