@@ -43,7 +43,7 @@ public protocol CallProvider: Sendable {
     ///   - error: why, for logs; CallKit does not take a reason.
     func fail(_ action: UUID, error: CallActionError)
 
-    /// A call already shown started reconnecting (``SwiftPJSUA/CallReconnection``): the
+    /// A call already shown started reconnecting (`CallReconnection`): the
     /// engine re-INVITEs it after a network change or a lost connection. The call keeps its
     /// UUID; nothing is ended or reported anew. CallKit has no reconnecting state, so the
     /// CallKit adapter reports nothing: this is for the app's own UI ("Reconnecting…").

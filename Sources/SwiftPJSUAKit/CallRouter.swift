@@ -37,7 +37,7 @@ import SwiftPJSUA
 ///   keeps its UUID: the new call carries on as the same logical call, the provider gets a
 ///   ``CallProvider/reportCallUpdated(_:update:)`` with the new far end, and neither a new
 ///   incoming call nor the replaced call's end is reported.
-/// - A call that reconnects (``SwiftPJSUA/PJSUAEvent/reconnection(_:)``) keeps its UUID:
+/// - A call that reconnects (`PJSUAEvent.reconnection`) keeps its UUID:
 ///   the provider gets ``CallProvider/reportCallReconnecting(_:)`` and then
 ///   ``CallProvider/reportCallReconnected(_:)`` (or
 ///   ``CallProvider/reportCallReconnectionFailed(_:)``), never a new call or an end for it;

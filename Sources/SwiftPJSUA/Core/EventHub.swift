@@ -111,9 +111,10 @@ final class EventHub: Sendable {
 
     /// A subscription to one live call that starts with the events describing it now (its
     /// ``PJSUAEvent/incomingCall(_:)`` if we received it, its latest state, its latest
-    /// media state and the `reconnecting` of an episode running now, in that order) and goes on with every later event of the call, with no
-    /// gap or repeat between the two. It finishes right after the call's terminal event, or
-    /// at once for a call that has ended.
+    /// media state and the `reconnecting` of an episode running now, in that order) and
+    /// goes on with every later event of the call, with no gap or repeat between the two.
+    /// It finishes right after the call's terminal event, or at once for a call that has
+    /// ended.
     func subscribe(following call: Call) -> AsyncStream<PJSUAEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
         let sink = Sink.plain(continuation)

@@ -399,7 +399,9 @@ extension EngineTests {
                 #expect(end.disconnectReason(of: call) == PJSUA.transportLostReason)
                 #expect(endedAt - closedAt < 2.0, "ended \(endedAt - closedAt) s after the close")
                 // Reconnecting, then the end: no outcome of its own, and never reconnected.
-                let trail = e.log.events.reconnectionTrail(of: call)
+                let trail = try await e.log.wait("DISCONNECTED in the log") {
+                    $0.contains { $0.isState(.disconnected, of: call) }
+                }.reconnectionTrail(of: call)
                 #expect(
                     trail == [
                         "confirmed", "transport-loss", "reconnecting transport-loss",
