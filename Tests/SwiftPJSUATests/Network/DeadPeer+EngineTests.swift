@@ -431,6 +431,15 @@ extension EngineTests {
                 let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
                 try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
                 try await peer.waitForOutput(containing: "swallowed", timeout: .seconds(5))
+                // A subscription made while the call reconnects starts with its state, its media
+                // and the running episode's reconnecting.
+                try await e.log.first("reconnecting") { $0.reconnection?.call == call }
+                var replay = e.engine.events(for: call).makeAsyncIterator()
+                var replayed: [String] = []
+                for _ in 0..<3 { if let event = await replay.next() { replayed.append("\(event)") } }
+                #expect(replayed.count == 3, "\(replayed)")
+                #expect(replayed.first?.contains("confirmed") == true, "\(replayed)")
+                #expect(replayed.last?.contains("reconnecting(") == true, "\(replayed)")
                 let end = try await e.log.first("DISCONNECTED", timeout: .seconds(10)) {
                     $0.isState(.disconnected, of: call)
                 }
