@@ -487,6 +487,36 @@ extension EngineTests {
         }
     }
 
+    @Test(
+        """
+        Reconnection, network change: a peer that refuses the refresh re-INVITE (488) gives reconnecting, the \
+        re-INVITE failure, then reconnect-failed, and the call stays up
+        """
+    )
+    func networkChangeWithRefusedReinviteFailsReconnecting() async throws {
+        try await withTemporaryFolder { folder in
+            let port = FreePort.udp()
+            let peer = try await startDeadPeer(
+                "rtp-stops", port: port, folder: folder, ["--rtp-seconds", "30", "--refuse-reinvite", "488"])
+            try await DeadPeerEngine.run(.udp) { e in
+                let account = try await e.engine.addLocalAccount(on: e.transport.transport)
+                let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+                try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+                _ = try await e.engine.handleNetworkChange(NetworkChangeOptions(restartsListeners: false))
+                let trail = try await e.log.wait("the reconnection's outcome") { events in
+                    events.contains { $0.reconnection?.call == call && $0.reconnection?.isReconnecting == false }
+                }.reconnectionTrail(of: call)
+                #expect(
+                    trail == [
+                        "confirmed", "refresh-sent", "reconnecting network-change", "reinvite-failed 488",
+                        "reconnect-failed 488",
+                    ], "\(trail)\n\(peer.output)")
+                #expect(try await e.engine.callInfo(call).state == .confirmed)
+                try await e.engine.hangup(call)
+            }
+        }
+    }
+
     @Test("swiftpjsua call --media-timeout 2 ends a call whose peer stopped sending RTP, with a BYE, and exits 1")
     func cliMediaTimeoutEndsTheCall() async throws {
         try await withTemporaryFolder { folder in
