@@ -12,6 +12,9 @@ public enum ProviderRecord: Sendable, Hashable, CustomStringConvertible {
     case ended(UUID, CallEndReason)
     case fulfilled(UUID)
     case failed(UUID, CallActionError)
+    case reconnecting(UUID)
+    case reconnected(UUID)
+    case reconnectionFailed(UUID)
 
     public var description: String {
         switch self {
@@ -23,6 +26,9 @@ public enum ProviderRecord: Sendable, Hashable, CustomStringConvertible {
         case .ended(let id, let reason): "ended(\(id), \(reason))"
         case .fulfilled(let id): "fulfilled(\(id))"
         case .failed(let id, let error): "failed(\(id), \(error))"
+        case .reconnecting(let id): "reconnecting(\(id))"
+        case .reconnected(let id): "reconnected(\(id))"
+        case .reconnectionFailed(let id): "reconnectionFailed(\(id))"
         }
     }
 }
@@ -98,6 +104,9 @@ public final class RecordingProvider: CallProvider {
     public func reportCallEnded(_ call: UUID, reason: CallEndReason) { note(.ended(call, reason)) }
     public func fulfill(_ action: UUID) { note(.fulfilled(action)) }
     public func fail(_ action: UUID, error: CallActionError) { note(.failed(action, error)) }
+    public func reportCallReconnecting(_ call: UUID) { note(.reconnecting(call)) }
+    public func reportCallReconnected(_ call: UUID) { note(.reconnected(call)) }
+    public func reportCallReconnectionFailed(_ call: UUID) { note(.reconnectionFailed(call)) }
 
     /// Waits until the provider has been told `record`.
     @discardableResult
