@@ -25,7 +25,12 @@ extension EngineTests {
 
     /// Builds the bed, registers bob and alice, places one call of `seconds` from alice to
     /// bob with `aliceOptions` added to alice's command line, and tears everything down.
-    static func nat64Call(aliceOptions: [String], seconds: Double = 2) async throws -> NAT64Call {
+    /// With `rewritingSDP` Kamailio writes the IPv4 addresses of bob's answer into the
+    /// prefix (what Apple's getaddrinfo would do); without it alice's engine gets them as
+    /// bob sent them and must synthesize them itself.
+    static func nat64Call(aliceOptions: [String], seconds: Double = 2, rewritingSDP: Bool = true) async throws
+        -> NAT64Call
+    {
         try await withTemporaryFolder { folder in
             let aliceTone = try folder.toneFile("alice-tone.wav", frequency: aliceFrequency, duration: .seconds(10))
             let bobTone = try folder.toneFile("bob-tone.wav", frequency: bobFrequency, duration: .seconds(10))
@@ -43,7 +48,8 @@ extension EngineTests {
                 // networks; `IP6` there would not match the offer's `IP4` (488).
                 let kamailio = try await Kamailio.start(
                     folder: folder, in: bed.registrar, natHelper: true, advertisedHost: bed.registrarName,
-                    replySDPSubstitution: "/c=IN IP4 ([0-9.]+)/c=IN IP4 \(NAT64Bed.prefixHead)\\1/g")
+                    replySDPSubstitution: rewritingSDP
+                        ? "/c=IN IP4 ([0-9.]+)/c=IN IP4 \(NAT64Bed.prefixHead)\\1/g" : nil)
                 let environment = [
                     "SIP_PASSWORD_alice": Kamailio.passwords["alice"] ?? "",
                     "SIP_PASSWORD_bob": Kamailio.passwords["bob"] ?? "",
@@ -125,6 +131,25 @@ extension EngineTests {
         #expect(aliceRTP.contains("local \(call.gatewayIPv4):"), "\(call.alice)")
         #expect(aliceRTP.contains(NAT64Bed.synthesized(call.bobAddress)), "\(call.alice)")
         #expect(bobRTP.contains("from \(call.gatewayIPv4):"), "\(call.bob)")
+    }
+
+    @Test(
+        "NAT64/DNS64: the callee's IPv4 SDP reaches the engine unrewritten; it synthesizes from the discovered prefix",
+        .enabled(if: !PJSUA.pjprojectVersion.loaded.hasPrefix("2.12")))
+    func nat64EngineSynthesizesFromDiscoveredPrefix() async throws {
+        let call = try await Self.nat64Call(aliceOptions: ["--nat64"], rewritingSDP: false)
+        #expect(call.alice.contains("registered expires="), "\(call.alice)")
+        #expect(call.alice.contains("DISCONNECTED 200"), "\(call.alice)")
+        #expect(
+            call.bobHeard?.detected(minimumDuration: .milliseconds(1000)) == true,
+            "\(String(describing: call.bobHeard))\n\(call.bob)")
+        #expect(
+            call.aliceHeard?.detected(minimumDuration: .milliseconds(1000)) == true,
+            "\(String(describing: call.aliceHeard))\n\(call.alice)")
+        // Kamailio passed bob's answer on as he sent it; alice sent to bob's address in the
+        // prefix her engine learned from ipv4only.arpa.
+        let aliceRTP = Self.nat64Line(call.alice, containing: "rtp on")
+        #expect(aliceRTP.contains(NAT64Bed.synthesized(call.bobAddress)), "\(call.alice)")
     }
 
     @Test("NAT64/DNS64 without nat64 (the control): registered, but the IPv4 callee refuses the IPv6 offer (488)")
