@@ -6,7 +6,8 @@
  * never filled in. This module rewrites every IPv4 media address in a received SDP of such
  * an account into the NAT64 prefix (RFC 6052) before the transaction layer, the dialog and
  * pjsua's invite usage see it. The prefix comes from RFC 7050 discovery: the AAAA records the
- * system resolver (DNS64) gives for ipv4only.arpa. With no prefix known an offer is refused
+ * system resolver (DNS64) gives for ipv4only.arpa. An a=rtcp attribute with an IPv4 address
+ * is dropped instead (see cpj_nat64_rewrite_sdp). With no prefix known an offer is refused
  * with 488 and a Warning, and an answer has its streams rejected (port 0) so that pjmedia
  * attaches nothing; the engine then ends that call (cpj_nat64_take_refused).
  */
@@ -124,6 +125,17 @@ static void cpj_put(char *out, size_t capacity, size_t *used, const char *bytes,
     *used += n;
 }
 
+/* Whether [a, b) is a dotted-quad IPv4 address. */
+static int cpj_is_ipv4(const char *a, const char *b) {
+    char text[INET_ADDRSTRLEN];
+    unsigned char v4[4];
+    size_t n = (size_t)(b - a);
+    if (n == 0 || n >= sizeof(text)) return 0;
+    memcpy(text, a, n);
+    text[n] = '\0';
+    return inet_pton(AF_INET, text, v4) == 1;
+}
+
 /* Writes the address [a, b) of a line, synthesized when it is dotted-quad IPv4 and a prefix
  * is given; counts the IPv4 ones. */
 static void cpj_put_address(const char *a, const char *b, const unsigned char *prefix, unsigned length, char *out,
@@ -178,12 +190,15 @@ long cpj_nat64_rewrite_sdp(const char *sdp, size_t size, const unsigned char *pr
                     break;
                 }
             }
-            if (tag) {
-                const char *b = tag;
-                while (b < content_end && *b != ' ') b++;
-                cpj_put(out, capacity, &used, line, (size_t)(tag - line));
-                cpj_put_address(tag, b, prefix, length, out, capacity, &used, &found);
-                cpj_put(out, capacity, &used, b, (size_t)(next - b));
+            const char *b = tag;
+            while (b && b < content_end && *b != ' ') b++;
+            if (tag && cpj_is_ipv4(tag, b)) {
+                /* pjmedia parses this address with the c= line's family (IP4), so an IPv6
+                 * literal fails the whole stream and an empty one leaves a garbage address.
+                 * Without the attribute RTCP goes to the RTP address, port + 1 (RFC 3550
+                 * §11), which with a prefix is the synthesized one. */
+                found++;
+                if (!prefix) cpj_put(out, capacity, &used, line, (size_t)(next - line));
             } else {
                 cpj_put(out, capacity, &used, line, (size_t)(next - line));
             }

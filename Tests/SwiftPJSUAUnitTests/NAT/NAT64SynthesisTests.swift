@@ -69,7 +69,7 @@ struct NAT64SynthesisTests {
 
         """
 
-    @Test("The rewrite synthesizes c= and a=rtcp: IPv4 addresses, and leaves o= and IPv6 addresses alone")
+    @Test("The rewrite synthesizes c= IPv4 addresses, drops a=rtcp: with one, leaves o= and IPv6 addresses alone")
     func rewrite() {
         let prefix = NAT64Prefix(
             bytes: [0x20, 0x01, 0x0d, 0xb8, 0x00, 0x64] + [UInt8](repeating: 0, count: 10), length: 96)
@@ -77,13 +77,15 @@ struct NAT64SynthesisTests {
         #expect(found == 2)
         #expect(sdp.contains("o=bob 1 1 IN IP4 203.0.113.11\r\n"))
         #expect(sdp.contains("\r\nc=IN IP4 2001:db8:64::cb00:710b\r\nt=0 0\r\n"))
-        #expect(sdp.contains("a=rtcp:4001 IN IP4 2001:db8:64::cb00:710b\r\n"))
+        // pjmedia would parse an IPv6 literal there as IP4 and fail; RTCP goes to port + 1.
+        #expect(!sdp.contains("a=rtcp:"))
         // Already IPv6 (a literal inside the prefix, or an IP6 line): not synthesized again.
         #expect(sdp.contains("c=IN IP4 2001:db8:64::cb00:710\r\n"))
         #expect(sdp.contains("c=IN IP6 2001:db8::1\r\n"))
         #expect(sdp.contains("m=audio 4000 RTP/AVP 0\r\n"))
         // Nothing else changed: the same text once the two addresses are put back.
-        #expect(sdp.replacingOccurrences(of: "2001:db8:64::cb00:710b", with: "203.0.113.11") == Self.offer)
+        let restored = sdp.replacingOccurrences(of: "2001:db8:64::cb00:710b", with: "203.0.113.11")
+        #expect(restored == Self.offer.replacingOccurrences(of: "a=rtcp:4001 IN IP4 203.0.113.11\r\n", with: ""))
     }
 
     @Test("Without a prefix the rewrite counts the IPv4 addresses and, for an answer, rejects every stream")
