@@ -27,7 +27,7 @@
 ///   ACK and PRACK) into that prefix (RFC 6052, prefix lengths 32 to 96) before pjsua sees
 ///   it. Addresses already IPv6 are left as they are. When no prefix was discovered, an
 ///   offer with an IPv4 media address is refused with `488 Not Acceptable Here` and
-///   `Warning: 301` (the app hears nothing of it), and a call whose answer has one ends:
+///   `Warning: 301` (the app sees it only in the log, at level 3), and a call whose answer has one ends:
 ///   ``CallState/disconnected`` with ``PJSUA/nat64PrefixUnknownReason``, after a BYE or
 ///   CANCEL with `Reason: SIP;cause=488`. (On Apple platforms `getaddrinfo` would
 ///   synthesize such addresses too, from the same prefix; doing it in the engine keeps
