@@ -12,7 +12,7 @@
       HOST may be an IPv6 address.
   netprobe.py aaaa SERVER NAME SECONDS
   netprobe.py a SERVER NAME SECONDS
-      ask the DNS server at SERVER (an IPv6 address, port 53) for NAME's AAAA records every
+      ask the DNS server at SERVER (an IPv6 address, port 53) for NAME's AAAA (or A) records every
       50 ms until an answer arrives; print each address (exit 0), or exit 1 after SECONDS.
 """
 import socket

@@ -44,14 +44,10 @@ extension EngineTests {
                 let registrarHost = dns64 ? bed.registrarName : "[\(NAT64Bed.synthesized(bed.registrar.address))]"
                 let coturn = try await Coturn.start(
                     folder: folder, address: bed.registrar.address, launcher: bed.registrar.launcher)
-                // glibc's getaddrinfo does not synthesize an IPv6 address for an IPv4 literal
-                // (Apple's does, on a NAT64 network, and pjmedia relies on it for the peer's
-                // RTP address): on Linux an IPv4 address in the answer makes pjmedia assert
-                // (pj_sockaddr_get_len) for any IPv6 RTP socket, NAT64 or not. Kamailio
-                // stands in for that synthesis: it writes the answers' IPv4 addresses into
-                // the prefix and keeps the address type, `c=IN IP4 2001:db8:64::203.0.113.11`
-                // (RFC 6052 §2.3 text), the form pjmedia takes from servers on NAT64
-                // networks; `IP6` there would not match the offer's `IP4` (488).
+                // With `rewritingSDP` Kamailio writes the answers' IPv4 addresses into the
+                // prefix and keeps the address type, `c=IN IP4 2001:db8:64::203.0.113.11`
+                // (RFC 6052 §2.3 text), the form servers on NAT64 networks send: the engine
+                // must leave those alone. Without it the engine synthesizes them itself.
                 let kamailio = try await Kamailio.start(
                     folder: folder, in: bed.registrar, natHelper: true, advertisedHost: dns64 ? bed.registrarName : nil,
                     replySDPSubstitution: rewritingSDP
