@@ -178,6 +178,47 @@ extension EngineTests {
             "\(String(describing: call.bobHeard))\n\(call.bob)\n\(call.alice)")
     }
 
+    @Test(
+        "NAT64 without DNS64: an IPv4-only caller's offer to the nat64 client gets 488 with a Warning",
+        .enabled(if: !PJSUA.pjprojectVersion.loaded.hasPrefix("2.12")))
+    func nat64WithoutPrefixRefusesOffer() async throws {
+        let (alice, bob) = try await withTemporaryFolder { folder in
+            try await withNAT64Bed(folder: folder, dns64: false) { bed in
+                let kamailio = try await Kamailio.start(folder: folder, in: bed.registrar, natHelper: true)
+                let environment = [
+                    "SIP_PASSWORD_alice": Kamailio.passwords["alice"] ?? "",
+                    "SIP_PASSWORD_bob": Kamailio.passwords["bob"] ?? "",
+                ]
+                let registrar = "sip:[\(NAT64Bed.synthesized(bed.registrar.address))]:\(kamailio.port)"
+                let alice = try bed.client.run(
+                    "listen-alice", executable: Repository.tool.path,
+                    arguments: [
+                        "listen", "--bind", bed.client.address, "--port", "5060", "--registrar", registrar,
+                        "--id", kamailio.aor("alice"), "--username", "alice", "--password-env", "SIP_PASSWORD_alice",
+                        "--codecs", "PCMU", "--nat64",
+                    ], folder: folder, environment: environment)
+                try await alice.waitForOutput(containing: "registered expires=")
+                let bob = try bed.callee.run(
+                    "call-bob", executable: Repository.tool.path,
+                    arguments: [
+                        "call", kamailio.aor("alice"), "--hangup-after", "2", "--bind", bed.callee.address,
+                        "--port", "5060", "--registrar", "sip:\(bed.registrar.address):\(kamailio.port)",
+                        "--id", kamailio.aor("bob"), "--username", "bob", "--password-env", "SIP_PASSWORD_bob",
+                        "--codecs", "PCMU",
+                    ], folder: folder, environment: environment)
+                try await bob.waitForOutput(containing: "DISCONNECTED", timeout: .seconds(15))
+                alice.stop()
+                bob.stop()
+                return (alice.output, bob.output)
+            }
+        }
+        // alice's engine knew no prefix for bob's IPv4 address: 488 before pjsua saw the
+        // INVITE, so her app heard of no call.
+        #expect(bob.contains("DISCONNECTED 488"), "\(bob)\n\(alice)")
+        #expect(!alice.contains("incoming call"), "\(alice)")
+        #expect(!alice.contains("Assertion"), "\(alice)")
+    }
+
     @Test("NAT64/DNS64 without nat64 (the control): registered, but the IPv4 callee refuses the IPv6 offer (488)")
     func nat64ControlWithoutOptionCarriesNoAudio() async throws {
         let started = ContinuousClock.now
