@@ -179,7 +179,7 @@ extension EngineTests {
     }
 
     @Test(
-        "NAT64 without DNS64: an IPv4-only caller's offer to the nat64 client gets 488 with a Warning",
+        "NAT64 without DNS64: an IPv4-only caller's offer to the nat64 client gets 488 Not Acceptable Here",
         .enabled(if: !PJSUA.pjprojectVersion.loaded.hasPrefix("2.12")))
     func nat64WithoutPrefixRefusesOffer() async throws {
         let (alice, bob) = try await withTemporaryFolder { folder in
