@@ -54,6 +54,9 @@ public final class NAT64Bed: Sendable {
     /// The client namespace's `resolv.conf` folder (`ip netns exec` mounts it over
     /// `/etc`): the system resolver of processes in the client site is the gateway's DNS64.
     private var clientResolverFolder: String { "/etc/netns/\(client.namespace)" }
+    /// Whether `/etc/netns` was missing when the bed was made: teardown then removes it once
+    /// empty, so the machine is left as it was found.
+    private let madeNetnsFolder = !FileManager.default.fileExists(atPath: "/etc/netns")
 
     /// The DNS name of the registrar's host.
     public var registrarName: String { "registrar.\(Self.zone)" }
@@ -253,6 +256,9 @@ public final class NAT64Bed: Sendable {
         processes.withLock { $0.forEach { $0.stop() } }
         Topology.deleteNamespaces(namespaces)
         try? FileManager.default.removeItem(atPath: clientResolverFolder)
+        if madeNetnsFolder, (try? FileManager.default.contentsOfDirectory(atPath: "/etc/netns"))?.isEmpty == true {
+            try? FileManager.default.removeItem(atPath: "/etc/netns")
+        }
     }
 
     deinit { teardown() }
