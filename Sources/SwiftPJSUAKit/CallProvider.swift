@@ -42,6 +42,31 @@ public protocol CallProvider: Sendable {
     ///   - action: ``CallAction/id``.
     ///   - error: why, for logs; CallKit does not take a reason.
     func fail(_ action: UUID, error: CallActionError)
+
+    /// A call already shown started reconnecting (`CallReconnection`): the
+    /// engine re-INVITEs it after a network change or a lost connection. The call keeps its
+    /// UUID; nothing is ended or reported anew. CallKit has no reconnecting state, so the
+    /// CallKit adapter reports nothing: this is for the app's own UI ("Reconnecting…").
+    /// Defaults to doing nothing.
+    func reportCallReconnecting(_ call: UUID)
+
+    /// A call reported reconnecting is reconnected. Defaults to doing nothing.
+    func reportCallReconnected(_ call: UUID)
+
+    /// The engine gave up reconnecting a call reported reconnecting; the call stays up with
+    /// the media it had. Defaults to doing nothing.
+    func reportCallReconnectionFailed(_ call: UUID)
+}
+
+extension CallProvider {
+    /// Does nothing: a provider that shows no reconnecting state need not implement it.
+    public func reportCallReconnecting(_ call: UUID) {}
+
+    /// Does nothing: a provider that shows no reconnecting state need not implement it.
+    public func reportCallReconnected(_ call: UUID) {}
+
+    /// Does nothing: a provider that shows no reconnecting state need not implement it.
+    public func reportCallReconnectionFailed(_ call: UUID) {}
 }
 
 /// What the call UI shows about a call (CallKit: `CXCallUpdate`).

@@ -37,6 +37,11 @@ import SwiftPJSUA
 ///   keeps its UUID: the new call carries on as the same logical call, the provider gets a
 ///   ``CallProvider/reportCallUpdated(_:update:)`` with the new far end, and neither a new
 ///   incoming call nor the replaced call's end is reported.
+/// - A call that reconnects (`PJSUAEvent.reconnection`) keeps its UUID:
+///   the provider gets ``CallProvider/reportCallReconnecting(_:)`` and then
+///   ``CallProvider/reportCallReconnected(_:)`` (or
+///   ``CallProvider/reportCallReconnectionFailed(_:)``), never a new call or an end for it;
+///   a call that ends while reconnecting is reported ended as any other.
 /// - The sound device is attached by ``audioSessionDidActivate()`` and detached by
 ///   ``audioSessionDidDeactivate()`` and by nothing else: answering or dialling never opens
 ///   the microphone. Start the engine with `soundDeviceActivation: .byApp`.
@@ -330,7 +335,7 @@ public actor CallRouter {
             await handleInvite(
                 account: incoming.account, call: incoming.call, sipCallID: incoming.sipCallID, from: incoming.from,
                 hasVideo: incoming.offeredVideo && carriesVideo, serverUUID: serverUUID)
-        case .callState, .callMediaState:
+        case .callState, .callMediaState, .reconnection:
             handleCallEvent(event)
         default:
             // Registration, DTMF, transfer and media-port events need no CallKit report.
@@ -464,6 +469,13 @@ public actor CallRouter {
                     tracks[entry.id] = track
                     provider.fulfill(action)
                 }
+            }
+        case .reconnection(let reconnection):
+            // The same call, the same UUID: no new call and no end is reported.
+            switch reconnection.phase {
+            case .reconnecting: provider.reportCallReconnecting(entry.id)
+            case .reconnected: provider.reportCallReconnected(entry.id)
+            case .failed: provider.reportCallReconnectionFailed(entry.id)
             }
         default:
             break

@@ -102,6 +102,12 @@ final class EventPrinter: Sendable {
             if let code = progress.statusCode { text += " \(code)" }
             if let error = progress.error { text += " failed: \(error)" }
             line(text)
+        case .reconnection(let reconnection):
+            switch reconnection.phase {
+            case .reconnecting(let reason): line("reconnecting \(name(reconnection.call)) \(reason)")
+            case .reconnected: line("reconnected \(name(reconnection.call))")
+            case .failed(let code): line("reconnect-failed \(name(reconnection.call)) \(code)")
+            }
         }
     }
 }

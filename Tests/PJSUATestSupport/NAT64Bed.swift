@@ -47,13 +47,24 @@ public final class NAT64Bed: Sendable {
     private let processes: Protected<[PeerProcess]> = Protected([])
     private let namespaces: [String]
     private let tornDown = Protected(false)
+    /// Whether unbound synthesizes AAAA answers (its `dns64` module); without it nothing
+    /// on the client site can discover the NAT64 prefix (RFC 7050), and names of IPv4-only
+    /// hosts do not resolve there.
+    public let dns64: Bool
+    /// The client namespace's `resolv.conf` folder (`ip netns exec` mounts it over
+    /// `/etc`): the system resolver of processes in the client site is the gateway's DNS64.
+    private var clientResolverFolder: String { "/etc/netns/\(client.namespace)" }
+    /// Whether `/etc/netns` was missing when the bed was made: teardown then removes it once
+    /// empty, so the machine is left as it was found.
+    private let madeNetnsFolder = !FileManager.default.fileExists(atPath: "/etc/netns")
 
     /// The DNS name of the registrar's host.
     public var registrarName: String { "registrar.\(Self.zone)" }
     /// The DNS name of the callee's host.
     public var calleeName: String { "callee.\(Self.zone)" }
 
-    private init(prefix: String) {
+    private init(prefix: String, dns64: Bool) {
+        self.dns64 = dns64
         namespaces = ["pub", "registrar", "callee", "gateway", "client"].map { "\(prefix)-\($0)" }
         registrar = Topology.Host(name: "registrar", namespace: "\(prefix)-registrar", address: "203.0.113.10")
         callee = Topology.Host(name: "callee", namespace: "\(prefix)-callee", address: "203.0.113.11")
@@ -77,8 +88,11 @@ public final class NAT64Bed: Sendable {
     /// is thrown.
     /// - Throws: ``TopologyError`` for a command that failed; ``TimedOut`` when a daemon
     ///   does not come up.
-    public static func build(folder: TemporaryFolder) async throws -> NAT64Bed {
-        let bed = NAT64Bed(prefix: "spj-" + String(format: "%06x", UInt32.random(in: 0...0xFF_FFFF)))
+    ///   With `dns64` off unbound answers AAAA queries only from the zone (which has
+    ///   none), and the readiness check asks for the registrar's A record instead.
+    public static func build(folder: TemporaryFolder, dns64: Bool = true) async throws -> NAT64Bed {
+        let bed = NAT64Bed(
+            prefix: "spj-" + String(format: "%06x", UInt32.random(in: 0...0xFF_FFFF)), dns64: dns64)
         do {
             try bed.link()
             try await bed.startGateway(folder: folder)
@@ -118,6 +132,9 @@ public final class NAT64Bed: Sendable {
             "ip -n \(lan) addr add \(client.address)/64 dev eth0 nodad",
             "ip -n \(lan) link set eth0 up",
             "ip -n \(lan) -6 route add default via \(gatewayIPv6)",
+            "mkdir -p \(clientResolverFolder)",
+            "printf 'nameserver \(gatewayIPv6)\\noptions timeout:1 attempts:1\\n' \\",
+            "  > \(clientResolverFolder)/resolv.conf",
             "ip netns exec \(gw) sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1",
             // The IPv4 side of tayga's pool leaves with the gateway's address.
             """
@@ -163,6 +180,18 @@ public final class NAT64Bed: Sendable {
         callee IN A \(callee.address)
 
         """.write(to: zoneFile, atomically: true, encoding: .utf8)
+        // RFC 7050 §2.1's name, as the DNS64 in front of it synthesizes it.
+        let wellKnownFile = folder.file("ipv4only.zone")
+        try """
+        $ORIGIN ipv4only.arpa.
+        $TTL 60
+        @ IN SOA ns hostmaster 1 3600 600 86400 60
+        @ IN NS ns
+        ns IN A 192.0.0.170
+        @ IN A 192.0.0.170
+        @ IN A 192.0.0.171
+
+        """.write(to: wellKnownFile, atomically: true, encoding: .utf8)
         let unboundConf = folder.file("unbound.conf")
         // dns64 in front of the iterator, which takes the zone as if from upstream
         // (auth-zone for-upstream): answers to the client (local data) would bypass dns64.
@@ -181,12 +210,18 @@ public final class NAT64Bed: Sendable {
             logfile: ""
             verbosity: 1
             root-hints: ""
-            module-config: "dns64 iterator"
+            module-config: "\(dns64 ? "dns64 iterator" : "iterator")"
             dns64-prefix: \(Self.prefix)
             local-zone: "test." nodefault
         auth-zone:
             name: "\(Self.zone)."
             zonefile: "\(zoneFile.path)"
+            for-downstream: no
+            for-upstream: yes
+            fallback-enabled: no
+        auth-zone:
+            name: "ipv4only.arpa."
+            zonefile: "\(wellKnownFile.path)"
             for-downstream: no
             for-upstream: yes
             fallback-enabled: no
@@ -198,10 +233,11 @@ public final class NAT64Bed: Sendable {
 
         // Ready when the client's AAAA query for the registrar comes back synthesized.
         let probe = Repository.root.appendingPathComponent("Tests/Peers/netprobe.py").path
-        let answer = client.exec(["/usr/bin/python3", probe, "aaaa", gatewayIPv6, registrarName, "10"])
-        guard answer.status == 0, answer.output.contains(Self.synthesized(registrar.address)) else {
+        let answer = client.exec(["/usr/bin/python3", probe, dns64 ? "aaaa" : "a", gatewayIPv6, registrarName, "10"])
+        let expected = dns64 ? Self.synthesized(registrar.address) : registrar.address
+        guard answer.status == 0, answer.output.contains(expected) else {
             throw TimedOut(
-                what: "DNS64 to answer \(registrarName) with \(Self.synthesized(registrar.address))",
+                what: "DNS to answer \(registrarName) with \(expected)",
                 seen: [answer.output, resolver.output, translator.output])
         }
     }
@@ -219,6 +255,10 @@ public final class NAT64Bed: Sendable {
         else { return }
         processes.withLock { $0.forEach { $0.stop() } }
         Topology.deleteNamespaces(namespaces)
+        try? FileManager.default.removeItem(atPath: clientResolverFolder)
+        if madeNetnsFolder, (try? FileManager.default.contentsOfDirectory(atPath: "/etc/netns"))?.isEmpty == true {
+            try? FileManager.default.removeItem(atPath: "/etc/netns")
+        }
     }
 
     deinit { teardown() }
@@ -226,8 +266,10 @@ public final class NAT64Bed: Sendable {
 
 /// Builds a ``NAT64Bed``, runs `body` with it and tears it down whether `body` returns or
 /// throws.
-public func withNAT64Bed<T>(folder: TemporaryFolder, _ body: (NAT64Bed) async throws -> T) async throws -> T {
-    let bed = try await NAT64Bed.build(folder: folder)
+public func withNAT64Bed<T>(
+    folder: TemporaryFolder, dns64: Bool = true, _ body: (NAT64Bed) async throws -> T
+) async throws -> T {
+    let bed = try await NAT64Bed.build(folder: folder, dns64: dns64)
     do {
         let result = try await body(bed)
         bed.teardown()

@@ -23,7 +23,10 @@ happened, each with time.monotonic() (CLOCK_MONOTONIC, the clock the test reads 
                     connection like tcp-close; its Contact is its listening port.
 
 Every mode answers BYE with 200 and prints "bye conn=N T", and answers a re-INVITE from
-the engine as RFC 3264 says ("reinvite DIRECTION T"). Standard library only.
+the engine as RFC 3264 says ("reinvite DIRECTION T"); with --swallow-reinvite it answers
+none (not even 100 Trying) and prints "swallowed T", as a peer that never answers it;
+with --refuse-reinvite CODE it answers each with CODE and prints "refused CODE T".
+Standard library only.
 """
 
 import argparse
@@ -136,6 +139,13 @@ class Peer:
                 direction = {"sendonly": "sendonly", "inactive": "inactive"}.get(self.args.mode, "sendrecv")
             elif self.args.mode in ("sendonly", "inactive") and not self.resumed:
                 direction = self.args.mode
+            elif self.args.swallow_reinvite:
+                say("swallowed")
+                return
+            elif self.args.refuse_reinvite:
+                say(f"refused {self.args.refuse_reinvite}")
+                send(self.response(message, self.args.refuse_reinvite, "Not Acceptable Here"))
+                return
             else:
                 # A re-INVITE from the engine: the RFC 3264 §6.1 answer to its direction
                 # (a hold offer, sendonly, is answered recvonly).
@@ -345,6 +355,8 @@ def main():
     parser.add_argument("--resume-after", type=float, default=5.0)
     parser.add_argument("--close-after", type=float, default=0.5)
     parser.add_argument("--vanish", action="store_true")
+    parser.add_argument("--swallow-reinvite", action="store_true")
+    parser.add_argument("--refuse-reinvite", type=int, default=0)
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
     Peer(parser.parse_args()).run()

@@ -11,7 +11,8 @@
       send SIP OPTIONS every 50 ms until a 200 arrives (exit 0) or SECONDS pass (exit 1);
       HOST may be an IPv6 address.
   netprobe.py aaaa SERVER NAME SECONDS
-      ask the DNS server at SERVER (an IPv6 address, port 53) for NAME's AAAA records every
+  netprobe.py a SERVER NAME SECONDS
+      ask the DNS server at SERVER (an IPv6 address, port 53) for NAME's AAAA (or A) records every
       50 ms until an answer arrives; print each address (exit 0), or exit 1 after SECONDS.
 """
 import socket
@@ -79,7 +80,7 @@ def sip_options(host, port, seconds):
     return 1
 
 
-def aaaa(server, name, seconds):
+def lookup(server, name, seconds, qtype=28):
     sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
     sock.settimeout(0.05)
     question = b"".join(bytes([len(label)]) + label.encode() for label in name.split(".")) + b"\0"
@@ -87,7 +88,7 @@ def aaaa(server, name, seconds):
     ident = 0
     while time.monotonic() < deadline:
         ident += 1
-        query = struct.pack(">HHHHHH", ident, 0x0100, 1, 0, 0, 0) + question + struct.pack(">HH", 28, 1)
+        query = struct.pack(">HHHHHH", ident, 0x0100, 1, 0, 0, 0) + question + struct.pack(">HH", qtype, 1)
         try:
             sock.sendto(query, (server, 53))
             reply = sock.recv(4096)
@@ -103,8 +104,10 @@ def aaaa(server, name, seconds):
         for _ in range(count):
             rtype, _, _, length = struct.unpack(">HHIH", reply[offset + 2:offset + 12])
             data = reply[offset + 12:offset + 12 + length]
-            if rtype == 28:
+            if rtype == 28 == qtype:
                 print(socket.inet_ntop(socket.AF_INET6, data), flush=True)
+            elif rtype == 1 == qtype:
+                print(socket.inet_ntop(socket.AF_INET, data), flush=True)
             offset += 12 + length
         return 0
     return 1
@@ -119,6 +122,8 @@ if __name__ == "__main__":
     elif command == "sip-options":
         sys.exit(sip_options(sys.argv[2], sys.argv[3], sys.argv[4]))
     elif command == "aaaa":
-        sys.exit(aaaa(sys.argv[2], sys.argv[3], sys.argv[4]))
+        sys.exit(lookup(sys.argv[2], sys.argv[3], sys.argv[4]))
+    elif command == "a":
+        sys.exit(lookup(sys.argv[2], sys.argv[3], sys.argv[4], qtype=1))
     else:
         sys.exit(64)

@@ -123,6 +123,21 @@ pj_status_t cpj_register_replaces_check(void);
 pj_bool_t cpj_event_is_refer_notify(const pjsip_transaction *tsx, const pjsip_event *e);
 pj_status_t cpj_call_dialog_identity(pjsua_call_id call_id, char *buf, pj_size_t size, int lengths[4]);
 
+/* nat64_sdp.c: RFC 6052 synthesis, RFC 7050 discovery, IPv4 media addresses of received SDP
+ * rewritten into the NAT64 prefix for accounts with nat64_opt */
+#define CPJ_NAT64_WARNING_TEXT "IPv4 media address and no NAT64 prefix known"
+int cpj_nat64_synthesize(const unsigned char *prefix, unsigned length, const unsigned char *ipv4, unsigned char *out);
+int cpj_nat64_prefix_from_address(const unsigned char *address, unsigned char *prefix, unsigned *length);
+int cpj_nat64_discover(const char *name, unsigned char *prefix, unsigned *length);
+void cpj_nat64_set_prefix(const unsigned char *prefix, unsigned length);
+int cpj_nat64_prefix(unsigned char *prefix, unsigned *length);
+long cpj_nat64_rewrite_sdp(const char *sdp, size_t size, const unsigned char *prefix, unsigned length,
+                           int reject_streams, char *out, size_t capacity, int *ipv4_found);
+int cpj_nat64_take_refused(pjsua_call_id call_id);
+void cpj_nat64_forget(pjsua_call_id call_id);
+pj_status_t cpj_call_hangup_nat64(pjsua_call_id call_id);
+pj_status_t cpj_register_nat64_module(void);
+
 /* offer_answer.c: the 488 rewrite, repeated early answers, an ACK without an answer */
 pj_status_t cpj_register_offer_answer_module(void);
 int cpj_call_confirmed_without_answer(pjsua_call_id call_id);

@@ -44,6 +44,9 @@ final class EventHub: Sendable {
         var snapshots: [UInt64: CallSnapshot] = [:]
         /// The REFER each call has sent and not yet seen resolved, by call generation.
         var transfers: [UInt64: PendingTransfer] = [:]
+        /// The calls in a reconnection episode (a `reconnecting` delivered, no outcome yet),
+        /// by generation.
+        var reconnecting: Set<UInt64> = []
     }
 
     /// A REFER we sent whose final ``PJSUAEvent/transferStatus(_:)`` has not been delivered.
@@ -60,14 +63,17 @@ final class EventHub: Sendable {
         var incoming: PJSUAEvent?
         var state: PJSUAEvent?
         var media: PJSUAEvent?
+        /// The `reconnecting` of the episode running now, if one is.
+        var reconnection: PJSUAEvent?
 
-        var events: [PJSUAEvent] { [incoming, state, media].compactMap { $0 } }
+        var events: [PJSUAEvent] { [incoming, state, media, reconnection].compactMap { $0 } }
 
         mutating func record(_ event: PJSUAEvent) {
             switch event {
             case .incomingCall: incoming = event
             case .callState: state = event
             case .callMediaState: media = event
+            case .reconnection(let reconnection): self.reconnection = reconnection.isReconnecting ? event : nil
             default: break
             }
         }
@@ -104,10 +110,11 @@ final class EventHub: Sendable {
     }
 
     /// A subscription to one live call that starts with the events describing it now (its
-    /// ``PJSUAEvent/incomingCall(_:)`` if we received it, its latest state and its latest
-    /// media state, in that order) and goes on with every later event of the call, with no
-    /// gap or repeat between the two. It finishes right after the call's terminal event, or
-    /// at once for a call that has ended.
+    /// ``PJSUAEvent/incomingCall(_:)`` if we received it, its latest state, its latest
+    /// media state and the `reconnecting` of an episode running now, in that order) and
+    /// goes on with every later event of the call, with no gap or repeat between the two.
+    /// It finishes right after the call's terminal event, or at once for a call that has
+    /// ended.
     func subscribe(following call: Call) -> AsyncStream<PJSUAEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: PJSUAEvent.self, bufferingPolicy: .unbounded)
         let sink = Sink.plain(continuation)
@@ -174,7 +181,9 @@ final class EventHub: Sendable {
 
     /// Delivers `event` to every subscriber. Returns `false` when it was discarded (the
     /// hub has finished, or the event is about a call that already ended, or it is a
-    /// transfer status with no REFER of that call waiting for it).
+    /// transfer status with no REFER of that call waiting for it, or a reconnection event
+    /// out of order: a `reconnecting` while the call's episode runs, an outcome with none
+    /// running).
     ///
     /// Transfer statuses follow the call's pending REFER (``beginTransfer(on:id:)``): the
     /// first with a final code (200–699) or pjsua's final flag is delivered as final and
@@ -207,8 +216,17 @@ final class EventHub: Sendable {
                             outgoing = [.transferStatus(progress)]
                         }
                     }
+                    if case .reconnection(let reconnection) = event {
+                        // One outcome per episode, and only after its `reconnecting`.
+                        if reconnection.isReconnecting {
+                            guard state.reconnecting.insert(call.generation).inserted else { return nil }
+                        } else {
+                            guard state.reconnecting.remove(call.generation) != nil else { return nil }
+                        }
+                    }
                     if case .callState(let change) = event {
                         if change.state.isTerminal {
+                            state.reconnecting.remove(call.generation)
                             isTerminal = true
                             state.liveCalls.removeValue(forKey: call)
                             state.endedCalls.insert(call.generation)

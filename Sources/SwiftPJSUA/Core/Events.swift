@@ -75,6 +75,13 @@ public enum PJSUAEvent: Sendable, Hashable {
     /// ``NetworkChangeProgress/Step/completed``. ``call`` is the call of a call step.
     case networkChange(NetworkChangeProgress)
 
+    /// A confirmed call started reconnecting (after a network change's re-INVITE went out,
+    /// or after its connection was lost and the engine re-INVITEs), or such an episode
+    /// reached its outcome: reconnected, or given up with the call still up. A call that
+    /// ends while reconnecting reports only its ``CallState/disconnected`` event, with the
+    /// reason it has anyway. See ``CallReconnection`` for the order guarantees.
+    case reconnection(CallReconnection)
+
     /// The call this event is about, if any.
     public var call: Call? {
         switch self {
@@ -91,6 +98,7 @@ public enum PJSUAEvent: Sendable, Hashable {
         case .callReplaced(let replacement): replacement.call
         case .reinviteFailed(let failure): failure.call
         case .networkChange(let progress): progress.call
+        case .reconnection(let reconnection): reconnection.call
         }
     }
 }

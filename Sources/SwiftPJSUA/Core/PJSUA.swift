@@ -129,8 +129,9 @@ public actor PJSUA {
     ///
     /// The stream starts with a snapshot, as the events that reported it: the call's
     /// ``PJSUAEvent/incomingCall(_:)`` when we received it, its latest
-    /// ``PJSUAEvent/callState(_:)`` and its latest ``PJSUAEvent/callMediaState(_:)`` (each
-    /// when it has one, in that order). Later events follow with no gap and no repeat, so a
+    /// ``PJSUAEvent/callState(_:)``, its latest ``PJSUAEvent/callMediaState(_:)`` and, while
+    /// it is reconnecting, the ``PJSUAEvent/reconnection(_:)`` that said so (each when it has
+    /// one, in that order). Later events follow with no gap and no repeat, so a
     /// handler that subscribes when it sees an incoming call on ``events`` follows it from
     /// ``CallState/incoming`` even if the call has moved on meanwhile. Finishes at once,
     /// empty, for a call that has ended. To follow a call you place from its first state, use

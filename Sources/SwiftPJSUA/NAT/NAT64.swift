@@ -18,12 +18,21 @@
 ///   STUN server (``STUNConfiguration/servers``) with ``STUNConfiguration/triesIPv6`` on,
 ///   which makes pjsua resolve it to a synthesized IPv6 address instead of an IPv4 one it
 ///   cannot reach;
-/// - sends RTP to an IPv4 address in the peer's SDP at the IPv6 address the system's
-///   `getaddrinfo` synthesizes for it. Apple's resolver does that on a NAT64 network
-///   (RFC 7050 prefix discovery); glibc does not, and on Linux pjmedia is left with no
-///   address (a debug pjproject asserts in `pj_sockaddr_get_len`) unless the peer's SDP
-///   already names an IPv6 address inside the prefix (`c=IN IP4 64:ff9b::c000:201`, a
-///   form pjmedia accepts from servers on NAT64 networks).
+/// - sends RTP to an IPv4 address in the peer's SDP at the IPv6 address of that IPv4
+///   address inside the network's NAT64 prefix. The engine does this itself, the same on
+///   every platform: when the account is added (or modified) it discovers the prefix as
+///   RFC 7050 says, from the AAAA records the system resolver (DNS64) gives for
+///   `ipv4only.arpa`, and it rewrites each IPv4 media address (`c=`, `a=rtcp:`) of every
+///   SDP the account receives (INVITE, re-INVITE and UPDATE offers, 18x and 2xx answers,
+///   ACK and PRACK) into that prefix (RFC 6052, prefix lengths 32 to 96) before pjsua sees
+///   it. Addresses already IPv6 are left as they are. When no prefix was discovered, an
+///   offer with an IPv4 media address is refused with `488 Not Acceptable Here` and
+///   `Warning: 301` (the app sees it only in the log, at level 3), and a call whose answer has one ends:
+///   ``CallState/disconnected`` with ``PJSUA/nat64PrefixUnknownReason``, after a BYE or
+///   CANCEL with `Reason: SIP;cause=488`. (On Apple platforms `getaddrinfo` would
+///   synthesize such addresses too, from the same prefix; doing it in the engine keeps
+///   Linux and Apple alike and keeps pjmedia from ever being handed an IPv4 address on an
+///   IPv6 socket.)
 ///
 /// The engine needs an IPv6 transport: ``PJSUA/addAccount(_:)`` throws when it has none.
 /// ``disabled`` (the default) leaves every address as the transports and media have them.
@@ -42,6 +51,8 @@ public struct NAT64Mode: Sendable, Hashable, CustomStringConvertible {
     }
 
     let kind: Kind
+    /// The name whose AAAA records give the NAT64 prefix (RFC 7050 §2.1).
+    let discoveryName = "ipv4only.arpa"
 
     /// No NAT64 handling (`PJSUA_NAT64_DISABLED`), the default.
     public static let disabled = NAT64Mode(kind: .disabled)
@@ -55,7 +66,22 @@ public struct NAT64Mode: Sendable, Hashable, CustomStringConvertible {
     public var description: String { isEnabled ? "enabled" : "disabled" }
 }
 
+/// A NAT64 prefix (RFC 6052 §2.2): its first ``length`` bits, one of 32, 40, 48, 56, 64 or 96.
+struct NAT64Prefix: Sendable, Hashable {
+    /// 16 bytes, zero past the prefix.
+    let bytes: [UInt8]
+    /// The prefix length in bits.
+    let length: Int
+}
+
 extension PJSUA {
+    /// The reason of the ``CallState/disconnected`` event of a call of an account with
+    /// ``AccountConfiguration/nat64`` that the engine ended because the peer's answer named
+    /// an IPv4 media address while no NAT64 prefix was known (RFC 7050 discovery found
+    /// none): there is no IPv6 address to send its media to. The engine sends BYE (or CANCEL
+    /// for an early answer) with `Reason: SIP;cause=488`.
+    public static let nat64PrefixUnknownReason = "IPv4 media address and no NAT64 prefix known (RFC 7050)"
+
     /// Checks that an account with ``NAT64Mode/enabled`` has what pjsua needs for it: an
     /// IPv6 transport to take the Contact from, and IPv6 in the pjproject build.
     /// - Throws: ``PJSUAUsageError/invalidConfiguration(_:)`` when the engine has no UDP

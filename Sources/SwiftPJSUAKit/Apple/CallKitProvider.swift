@@ -17,6 +17,11 @@
     /// with the `CXHandle`'s type, so the router's ``HandleMapping`` turns a phone number from
     /// Contacts or Siri into a URI.
     ///
+    /// Reconnection (``CallProvider/reportCallReconnecting(_:)`` and the reports after it)
+    /// keeps the protocol's defaults, which do nothing: CallKit has no reconnecting state,
+    /// and the call stays connected in the system UI under its UUID. An app that shows
+    /// "Reconnecting…" wraps this provider or follows the engine's events.
+    ///
     /// Xcode only: not compiled on Linux.
     ///
     /// <!-- snippet-if: canImport(CallKit) -->

@@ -39,7 +39,7 @@ struct DeadPeerEngine: Sendable {
     let referenceMonotonic: Double
 
     static func run(
-        _ type: TransportType, tls: TLSConfiguration = TLSConfiguration(),
+        _ type: TransportType, tls: TLSConfiguration = TLSConfiguration(), timers: SIPTimers = SIPTimers(),
         _ body: (DeadPeerEngine) async throws -> Void
     ) async throws {
         let engine = PJSUA()
@@ -53,7 +53,8 @@ struct DeadPeerEngine: Sendable {
         try await engine.start(
             Configuration(
                 transports: [TransportConfiguration(type: type, bindAddress: "127.0.0.1", port: 0, tls: tls)],
-                media: MediaConfiguration(soundDevice: .null, rtpPorts: EngineHarness.randomRTPPorts())))
+                media: MediaConfiguration(soundDevice: .null, rtpPorts: EngineHarness.randomRTPPorts()),
+                timers: timers))
         do {
             guard let transport = try await engine.transports().first else {
                 throw TimedOut(what: "a transport", seen: [])
@@ -312,6 +313,14 @@ extension EngineTests {
                 try await peer.waitForOutput(containing: "request ACK conn=2", timeout: .seconds(5))
                 #expect(try await e.engine.callInfo(call).state == .confirmed)
                 #expect(!e.log.events.contains { $0.isState(.disconnected, of: call) })
+                // Reported as one reconnection: after the loss, before the re-INVITE's outcome,
+                // and reconnected once the 200 came, after the media update it brought.
+                let trail = try await e.log.wait("reconnected") { events in
+                    events.contains { $0.reconnection == CallReconnection(call: call, phase: .reconnected) }
+                }.reconnectionTrail(of: call)
+                #expect(
+                    trail == ["confirmed", "transport-loss", "reconnecting transport-loss", "media", "reconnected"],
+                    "\(trail)")
                 // The call goes on over the new connection: its BYE uses it, and its end is an
                 // ordinary one.
                 try await e.engine.hangup(call)
@@ -389,7 +398,121 @@ extension EngineTests {
                 }
                 #expect(end.disconnectReason(of: call) == PJSUA.transportLostReason)
                 #expect(endedAt - closedAt < 2.0, "ended \(endedAt - closedAt) s after the close")
+                // Reconnecting, then the end: no outcome of its own, and never reconnected.
+                let trail = try await e.log.wait("DISCONNECTED in the log") {
+                    $0.contains { $0.isState(.disconnected, of: call) }
+                }.reconnectionTrail(of: call)
+                #expect(
+                    trail == [
+                        "confirmed", "transport-loss", "reconnecting transport-loss",
+                        "disconnected \(PJSUA.transportLostReason)",
+                    ], "\(trail)")
                 #expect(!peer.output.contains("conn=2"), "\(peer.output)")
+            }
+        }
+    }
+
+    /// T1 of 50 ms: a request nobody answers fails with 408 after 64 × T1, 3.2 s.
+    static let shortTimers = SIPTimers(t1: .milliseconds(50), t2: .milliseconds(400), t4: .milliseconds(500))
+
+    @Test(
+        """
+        Reconnection, lost connection: a peer that takes the new connection but never answers the re-INVITE gives \
+        reconnecting, then the call's end with the transport-lost reason, and no reconnected
+        """
+    )
+    func lostTCPConnectionWithUnansweredReinviteEndsWhileReconnecting() async throws {
+        try await withTemporaryFolder { folder in
+            let port = FreePort.tcpAndUDP()
+            let peer = try await startDeadPeer("tcp-close", port: port, folder: folder, ["--swallow-reinvite"])
+            try await DeadPeerEngine.run(.tcp, timers: Self.shortTimers) { e in
+                let account = try await e.engine.addLocalAccount(
+                    on: e.transport.transport, transportLossPolicy: .reinvite)
+                let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port);transport=tcp", from: account)
+                try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+                try await peer.waitForOutput(containing: "swallowed", timeout: .seconds(5))
+                // A subscription made while the call reconnects starts with its state, its media
+                // and the running episode's reconnecting.
+                try await e.log.first("reconnecting") { $0.reconnection?.call == call }
+                var replay = e.engine.events(for: call).makeAsyncIterator()
+                var replayed: [String] = []
+                for _ in 0..<3 { if let event = await replay.next() { replayed.append("\(event)") } }
+                #expect(replayed.count == 3, "\(replayed)")
+                #expect(replayed.first?.contains("confirmed") == true, "\(replayed)")
+                #expect(replayed.last?.contains("reconnecting(") == true, "\(replayed)")
+                let end = try await e.log.first("DISCONNECTED", timeout: .seconds(10)) {
+                    $0.isState(.disconnected, of: call)
+                }
+                #expect(end.disconnectReason(of: call) == PJSUA.transportLostReason)
+                let trail = e.log.events.reconnectionTrail(of: call)
+                #expect(
+                    trail == [
+                        "confirmed", "transport-loss", "reconnecting transport-loss",
+                        "disconnected \(PJSUA.transportLostReason)",
+                    ], "\(trail)\n\(peer.output)")
+            }
+        }
+    }
+
+    @Test(
+        """
+        Reconnection, network change: a peer that never answers the refresh re-INVITE gives reconnecting after the \
+        refresh step, then the call's end with pjsip's reason, and no reconnected
+        """
+    )
+    func networkChangeWithUnansweredReinviteEndsWhileReconnecting() async throws {
+        try await withTemporaryFolder { folder in
+            let port = FreePort.udp()
+            let peer = try await startDeadPeer(
+                "rtp-stops", port: port, folder: folder, ["--rtp-seconds", "30", "--swallow-reinvite"])
+            try await DeadPeerEngine.run(.udp, timers: Self.shortTimers) { e in
+                let account = try await e.engine.addLocalAccount(on: e.transport.transport)
+                let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+                try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+                let report = try await e.engine.handleNetworkChange(
+                    NetworkChangeOptions(restartsListeners: false))
+                #expect(report.steps.contains { $0.step == .targetRefreshSent && $0.call == call }, "\(report)")
+                try await peer.waitForOutput(containing: "swallowed", timeout: .seconds(5))
+                let end = try await e.log.first("DISCONNECTED", timeout: .seconds(15)) {
+                    $0.isState(.disconnected, of: call)
+                }
+                let trail = e.log.events.reconnectionTrail(of: call)
+                let reason = end.disconnectReason(of: call) ?? "?"
+                #expect(
+                    trail == ["confirmed", "refresh-sent", "reconnecting network-change", "disconnected \(reason)"],
+                    "\(trail)\n\(peer.output)")
+                // The reason the call has without reconnection: pjsip's, not one the engine made up.
+                #expect(reason != PJSUA.transportLostReason && reason != PJSUA.mediaTimeoutReason, "\(reason)")
+            }
+        }
+    }
+
+    @Test(
+        """
+        Reconnection, network change: a peer that refuses the refresh re-INVITE (488) gives reconnecting, the \
+        re-INVITE failure, then reconnect-failed, and the call stays up
+        """
+    )
+    func networkChangeWithRefusedReinviteFailsReconnecting() async throws {
+        try await withTemporaryFolder { folder in
+            let port = FreePort.udp()
+            let peer = try await startDeadPeer(
+                "rtp-stops", port: port, folder: folder, ["--rtp-seconds", "30", "--refuse-reinvite", "488"])
+            try await DeadPeerEngine.run(.udp) { e in
+                let account = try await e.engine.addLocalAccount(on: e.transport.transport)
+                let call = try await e.engine.makeCall(to: "sip:peer@127.0.0.1:\(port)", from: account)
+                try await e.log.first("CONFIRMED") { $0.isState(.confirmed, of: call) }
+                _ = try await e.engine.handleNetworkChange(NetworkChangeOptions(restartsListeners: false))
+                let trail = try await e.log.wait("the reconnection's outcome") { events in
+                    events.contains { $0.reconnection?.call == call && $0.reconnection?.isReconnecting == false }
+                }.reconnectionTrail(of: call)
+                #expect(
+                    trail == [
+                        "confirmed", "refresh-sent", "reconnecting network-change", "reinvite-failed 488",
+                        "reconnect-failed 488",
+                    ], "\(trail)\n\(peer.output)")
+                #expect(try await e.engine.callInfo(call).state == .confirmed)
+                try await e.engine.hangup(call)
             }
         }
     }
@@ -428,5 +551,42 @@ extension EngineTests {
                 #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
             }
         }
+    }
+}
+
+extension PJSUAEvent {
+    var reconnection: CallReconnection? {
+        if case .reconnection(let payload) = self { return payload }
+        return nil
+    }
+}
+
+extension [PJSUAEvent] {
+    /// What `call` went through around a reconnection, one word each, in order: its
+    /// confirmed and disconnected states (with the reason), media updates after it was
+    /// confirmed, transport losses, network-change refreshes, re-INVITE failures and
+    /// reconnection phases.
+    func reconnectionTrail(of call: Call) -> [String] {
+        var trail: [String] = []
+        for event in self where event.call == call {
+            switch event {
+            case .callState(let change) where change.state == .confirmed: trail.append("confirmed")
+            case .callState(let change) where change.state == .disconnected:
+                trail.append("disconnected \(change.reason)")
+            case .callMediaState where trail.contains("confirmed"): trail.append("media")
+            case .transportLoss: trail.append("transport-loss")
+            case .networkChange(let progress) where progress.step == .targetRefreshSent:
+                trail.append("refresh-sent")
+            case .reinviteFailed(let failure): trail.append("reinvite-failed \(failure.statusCode)")
+            case .reconnection(let reconnection):
+                switch reconnection.phase {
+                case .reconnecting(let reason): trail.append("reconnecting \(reason)")
+                case .reconnected: trail.append("reconnected")
+                case .failed(let code): trail.append("reconnect-failed \(code)")
+                }
+            default: break
+            }
+        }
+        return trail
     }
 }

@@ -172,7 +172,7 @@ extension EngineTests {
     )
     func networkMoveFollowedTCP() async throws {
         let move = try await Self.networkMove(follows: true, transport: "tcp")
-        try Self.expectFollowedMove(move)
+        try Self.expectFollowedMove(move, transport: "tcp")
         #expect(move.contactsAfter.allSatisfy { $0.lowercased().contains("transport=tcp") }, "\(move.contactsAfter)")
     }
 
@@ -184,23 +184,57 @@ extension EngineTests {
     )
     func networkMoveFollowedTLS() async throws {
         let move = try await Self.networkMove(follows: true, transport: "tls")
-        try Self.expectFollowedMove(move)
+        try Self.expectFollowedMove(move, transport: "tls")
         #expect(move.contactsAfter.allSatisfy { $0.lowercased().contains("transport=tls") }, "\(move.contactsAfter)")
     }
 
-    static func expectFollowedMove(_ move: NetworkMove) throws {
+    static func expectFollowedMove(_ move: NetworkMove, transport: String = "udp") throws {
         try #require(move.contactsBefore.count == 1, "\(move.contactsBefore)")
         #expect(move.contactsAfter.count == 1, "only the new binding 3 s after the move: \(move.contactsAfter)")
         #expect(move.contactsAfter != move.contactsBefore, "\(move.contactsBefore) → \(move.contactsAfter)")
         #expect(move.alice.contains("network-change targetRefreshSent"), "\(move.alice)")
         #expect(move.alice.contains("network-change completed"), "\(move.alice)")
         #expect(move.toneAfterMove.detected(minimumDuration: .milliseconds(1500)), "\(move.toneAfterMove)")
+        try expectReconnection(in: move.alice, onlyNetworkChange: transport == "udp")
         #expect(move.laterCallArrived, "\(move.alice)")
         // After the move, nothing of alice's comes from the old address and port (for TCP:
         // over the dead connection).
         #expect(
             !move.sourcesAfter.isEmpty && move.sourcesAfter.isDisjoint(with: move.sourcesBefore),
             "before \(move.sourcesBefore), after \(move.sourcesAfter)")
+    }
+
+    /// alice's printed reconnection of the call: `reconnecting` after the change began (its
+    /// first step, or over TCP and TLS the loss of the connection it shuts down, reported
+    /// before that step), then `reconnected` (alternating, never twice in a row), the last
+    /// one `reconnected` within 4 s of the change's start, so before the 5 s of bob's
+    /// recording whose tone the test checks. Over UDP (`onlyNetworkChange`) exactly one
+    /// episode, for the network change, started after its refresh; over TCP and TLS the
+    /// lost connection starts one first, which may end before the refresh starts another.
+    static func expectReconnection(in output: String, onlyNetworkChange: Bool) throws {
+        let lines: [(at: Double, text: String)] = output.split(separator: "\n").compactMap { line in
+            let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, let at = Double(parts[0]) else { return nil }
+            return (at, parts[1].trimmingCharacters(in: .whitespaces))
+        }
+        let change = try #require(
+            lines.first { $0.text.hasPrefix("network-change ") || $0.text.hasPrefix("transport-lost ") }, "\(output)")
+        let phases = lines.filter { $0.text.hasPrefix("reconnect") }
+        let words = phases.map {
+            $0.text.hasPrefix("reconnecting ") ? "reconnecting" : String($0.text.prefix(while: { $0 != " " }))
+        }
+        try #require(!words.isEmpty, "no reconnection printed:\n\(output)")
+        #expect(
+            words.enumerated().allSatisfy { $1 == ($0 % 2 == 0 ? "reconnecting" : "reconnected") }
+                && words.last == "reconnected", "\(words)\n\(output)")
+        #expect(phases.allSatisfy { $0.at >= change.at }, "\(output)")
+        if let last = phases.last { #expect(last.at - change.at < 4, "reconnected \(last.at - change.at) s after") }
+        if onlyNetworkChange {
+            let refresh = try #require(lines.first { $0.text.hasPrefix("network-change targetRefreshSent") })
+            #expect(words == ["reconnecting", "reconnected"], "\(output)")
+            #expect(phases.first?.text.hasSuffix(" network-change") == true, "\(output)")
+            #expect(phases.allSatisfy { $0.at >= refresh.at }, "\(output)")
+        }
     }
 
     @Test(

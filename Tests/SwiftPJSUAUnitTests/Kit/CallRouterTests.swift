@@ -165,6 +165,43 @@ struct CallRouterTests {
         #expect(provider.records.last == .ended(id, .failed))
     }
 
+    @Test(
+        """
+        A call that reconnects keeps its UUID: reconnecting and reconnected are reported for it, no new call and no \
+        end; a second episode and its end while reconnecting too
+        """
+    )
+    func reconnectionKeepsTheUUID() async throws {
+        let call = Call(slot: 0, generation: 10)
+        await router.handle(invite(call, "c1@h"))
+        let id = CallIdentity.uuid(sipCallID: "c1@h")
+        await router.handle(state(call, .confirmed, "c1@h"))
+        let before = provider.records.count
+        func reconnection(_ phase: CallReconnection.Phase) -> PJSUAEvent {
+            .reconnection(CallReconnection(call: call, phase: phase))
+        }
+        await router.handle(reconnection(.reconnecting(.networkChange)))
+        // Still the one call, under its UUID, while it reconnects.
+        #expect(await router.calls.map(\.id) == [id])
+        #expect(await router.calls.map(\.call) == [call])
+        await router.handle(reconnection(.reconnected))
+        await router.handle(reconnection(.reconnecting(.transportLoss)))
+        await router.handle(reconnection(.failed(statusCode: 488)))
+        await router.handle(reconnection(.reconnecting(.transportLoss)))
+        await router.handle(
+            .callState(
+                CallStateChange(
+                    call: call, state: .disconnected, sipCallID: "c1@h", statusCode: 200,
+                    reason: PJSUA.transportLostReason)))
+        let records = Array(provider.records.dropFirst(before))
+        #expect(
+            records == [
+                .reconnecting(id), .reconnected(id), .reconnecting(id), .reconnectionFailed(id), .reconnecting(id),
+                .ended(id, .failed),
+            ], "\(records)")
+        #expect(provider.reportedCalls == [id])
+    }
+
     @Test("A push whose INVITE never comes ends unanswered when its TTL runs out (manual clock)")
     func pushExpires() async throws {
         let outcome = try await router.handlePush(push(nil))

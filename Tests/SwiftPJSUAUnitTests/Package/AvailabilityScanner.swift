@@ -69,40 +69,94 @@ struct UnguardedUse: Hashable, CustomStringConvertible {
 /// `if #available`/`guard #available`, nor a non-Apple `#if` (`#if os(Linux)`) covers.
 ///
 /// A light scanner rather than the compiler, which cannot check Apple availability on Linux:
-/// comments and string literals are blanked, then braces are followed line by line. An
-/// `@available` with versions covers the next `{…}` it opens (or its own line when the
-/// declaration has no body); `if #available(…) {` covers that block and not its `else`;
-/// `guard #available(…)` covers the rest of the enclosing block.
+/// comments, string literals (but not the code of their interpolations) and regex literals
+/// are blanked, then braces are followed line by line. An `@available` with versions covers
+/// the next `{…}` it opens (or its own line when the declaration has no body);
+/// `if #available(…) {` covers that block and not its `else`; `guard #available(…)` covers
+/// the rest of the enclosing block. Each branch of an `#if` starts from the scopes open at
+/// the `#if`, so a brace opened in one branch and its twin in the other count once. A type
+/// declared under an `@available` above the floor is itself a newer API
+/// (``declaredNewerAPIs(in:)``).
 struct AvailabilityScanner {
     /// The manifest's platform floor.
     var floor: AppleVersions
     /// The APIs to look for.
     var apis: [NewerAPI]
 
+    /// One line of code as the walk sees it.
+    private struct WalkedLine {
+        /// The 1-based line number.
+        var number: Int
+        /// The line with comments and literals blanked.
+        var code: Substring
+        /// What the code on this line may rely on.
+        var guaranteed: AppleVersions
+        /// Whether the line is compiled only off Apple platforms.
+        var offApple: Bool
+    }
+
     /// The unguarded uses in `source` (named `file` in the results).
     func scan(_ source: String, file: String) -> [UnguardedUse] {
-        let code = Self.blankingCommentsAndStrings(source)
         var findings: [UnguardedUse] = []
+        walk(source) { line in
+            guard !line.offApple else { return }
+            for api in apis where line.code.contains(api.keyword) {
+                guard line.code.range(of: api.pattern, options: .regularExpression) != nil else { continue }
+                if !line.guaranteed.covers(api.needs) {
+                    findings.append(UnguardedUse(file: file, line: line.number, api: api, guaranteed: line.guaranteed))
+                }
+            }
+        }
+        return findings
+    }
+
+    /// The types, protocols and type aliases `source` declares under an `@available` above
+    /// the floor: using one where the floor is all that is guaranteed is an unguarded use too.
+    func declaredNewerAPIs(in source: String) -> [NewerAPI] {
+        var found: [NewerAPI] = []
+        let declaration = #"\b(struct|class|enum|actor|protocol|typealias)\s+([A-Za-z_][A-Za-z0-9_]*)"#
+        walk(source) { line in
+            guard !line.offApple, !floor.covers(line.guaranteed),
+                let range = line.code.range(of: declaration, options: .regularExpression)
+            else { return }
+            let words = line.code[range].split(whereSeparator: \.isWhitespace)
+            guard let name = words.last.map(String.init) else { return }
+            found.append(NewerAPI(name: name, needs: line.guaranteed, pattern: #"\b\#(name)\b"#))
+        }
+        return found
+    }
+
+    /// Follows `source`'s scopes and conditions, calling `visit` for each line of code.
+    private func walk(_ source: String, _ visit: (WalkedLine) -> Void) {
+        let code = Self.blankingCommentsAndStrings(source)
         // One entry per open brace: what its block guarantees.
         var scopes: [AppleVersions] = [floor]
         // One entry per open `#if`: whether its current branch is compiled only off Apple
-        // platforms, and whether its condition was Apple-only (so that `#else` is not).
-        var conditions: [(offApple: Bool, appleOnly: Bool)] = []
+        // platforms, whether its condition was Apple-only (so that `#else` is not), the
+        // scopes open at the `#if` (where each branch starts) and those the first branch
+        // left open (what follows the `#endif`).
+        var conditions: [(offApple: Bool, appleOnly: Bool, entry: [AppleVersions], exit: [AppleVersions]?)] = []
         var pending: AppleVersions?
         for (index, line) in code.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if let directive = Self.directive(trimmed) {
                 switch directive {
                 case .if(let condition):
-                    conditions.append((Self.isOffApple(condition), Self.isAppleOnly(condition)))
+                    conditions.append((Self.isOffApple(condition), Self.isAppleOnly(condition), scopes, nil))
                 case .elseif(let condition):
-                    if !conditions.isEmpty {
-                        conditions[conditions.count - 1] = (Self.isOffApple(condition), Self.isAppleOnly(condition))
+                    if let last = conditions.last {
+                        conditions[conditions.count - 1] = (
+                            Self.isOffApple(condition), Self.isAppleOnly(condition), last.entry, last.exit ?? scopes
+                        )
+                        scopes = last.entry
                     }
                 case .else:
-                    if let last = conditions.last { conditions[conditions.count - 1] = (last.appleOnly, false) }
+                    if let last = conditions.last {
+                        conditions[conditions.count - 1] = (last.appleOnly, false, last.entry, last.exit ?? scopes)
+                        scopes = last.entry
+                    }
                 case .endif:
-                    _ = conditions.popLast()
+                    if let last = conditions.popLast(), let exit = last.exit { scopes = exit }
                 }
                 continue
             }
@@ -122,14 +176,10 @@ struct AvailabilityScanner {
                 pending = (pending ?? guaranteed).raised(to: check)
             }
             let lineGuarantee = pending.map { guaranteed.raised(to: $0) } ?? guaranteed
-            if !conditions.contains(where: \.offApple) {
-                for api in apis where line.contains(api.keyword) {
-                    guard line.range(of: api.pattern, options: .regularExpression) != nil else { continue }
-                    if !lineGuarantee.covers(api.needs) {
-                        findings.append(UnguardedUse(file: file, line: index + 1, api: api, guaranteed: lineGuarantee))
-                    }
-                }
-            }
+            visit(
+                WalkedLine(
+                    number: index + 1, code: line, guaranteed: lineGuarantee,
+                    offApple: conditions.contains(where: \.offApple)))
             for character in line {
                 if character == "{" {
                     scopes.append(pending.map { (scopes.last ?? floor).raised(to: $0) } ?? scopes.last ?? floor)
@@ -147,7 +197,6 @@ struct AvailabilityScanner {
                 pending = nil
             }
         }
-        return findings
     }
 
     private enum Directive {
@@ -186,62 +235,178 @@ struct AvailabilityScanner {
         return String(line[start.upperBound..<end])
     }
 
-    /// `source` with every comment and string literal replaced by spaces (line breaks kept,
-    /// so line numbers stay): single-line, multi-line and raw strings, nested block comments.
+    /// `source` with every comment, string literal and regex literal replaced by spaces
+    /// (line breaks kept, so line numbers stay): single-line, multi-line and raw strings,
+    /// nested block comments, `/…/` and `#/…/#` regexes. The code inside a string's
+    /// interpolation (`\(…)`, `\#(…)` in a raw string) is kept, with its own literals blanked.
     static func blankingCommentsAndStrings(_ source: String) -> String {
-        let characters = Array(source)
-        var output: [Character] = []
-        output.reserveCapacity(characters.count)
+        var blanker = Blanker(characters: Array(source))
+        blanker.code(interpolation: false)
+        return String(blanker.output)
+    }
+
+    /// The lexer behind ``blankingCommentsAndStrings(_:)``.
+    private struct Blanker {
+        let characters: [Character]
         var index = 0
-        func blank(_ count: Int) {
-            for offset in 0..<count where index + offset < characters.count {
-                output.append(characters[index + offset] == "\n" ? "\n" : " ")
-            }
-            index += count
+        var output: [Character] = []
+
+        init(characters: [Character]) {
+            self.characters = characters
+            output.reserveCapacity(characters.count)
         }
-        func starts(_ text: String, at position: Int) -> Bool {
+
+        private func starts(_ text: String, at position: Int) -> Bool {
             let marker = Array(text)
             guard position + marker.count <= characters.count else { return false }
             return Array(characters[position..<position + marker.count]) == marker
         }
-        while index < characters.count {
-            if starts("//", at: index) {
-                var end = index
-                while end < characters.count, characters[end] != "\n" { end += 1 }
-                blank(end - index)
-            } else if starts("/*", at: index) {
-                var depth = 0, end = index
-                repeat {
-                    if starts("/*", at: end) {
-                        depth += 1
-                        end += 2
-                    } else if starts("*/", at: end) {
-                        depth -= 1
-                        end += 2
-                    } else {
-                        end += 1
-                    }
-                } while depth > 0 && end < characters.count
-                blank(end - index)
-            } else if characters[index] == "\"" || (characters[index] == "#" && starts("#\"", at: index)) {
-                var hashes = 0
-                while index + hashes < characters.count, characters[index + hashes] == "#" { hashes += 1 }
-                let multiline = starts("\"\"\"", at: index + hashes)
-                let quote = multiline ? "\"\"\"" : "\""
-                let closing = quote + String(repeating: "#", count: hashes)
-                var end = index + hashes + quote.count
-                while end < characters.count, !starts(closing, at: end) {
-                    if characters[end] == "\\" && hashes == 0 { end += 1 }
-                    if !multiline && characters[end] == "\n" { break }
-                    end += 1
+
+        private func hashes(at position: Int) -> Int {
+            var count = 0
+            while position + count < characters.count, characters[position + count] == "#" { count += 1 }
+            return count
+        }
+
+        private mutating func keep() {
+            output.append(characters[index])
+            index += 1
+        }
+
+        private mutating func blank(_ count: Int) {
+            for offset in 0..<count where index + offset < characters.count {
+                output.append(characters[index + offset] == "\n" ? "\n" : " ")
+            }
+            index = min(index + count, characters.count)
+        }
+
+        /// The last character of code kept before `index` that is not white space.
+        private var previousCode: Character? { output.last { !$0.isWhitespace } }
+
+        /// The word of code that ends just before `index` (`return`, `case`).
+        private var previousWord: String {
+            String(output.reversed().drop { $0 == " " }.prefix { $0.isLetter }.reversed())
+        }
+
+        /// Code, up to the `)` that closes an interpolation when `interpolation` (left unread),
+        /// or to the end.
+        mutating func code(interpolation: Bool) {
+            var depth = 0
+            while index < characters.count {
+                let character = characters[index]
+                if starts("//", at: index) {
+                    var end = index
+                    while end < characters.count, characters[end] != "\n" { end += 1 }
+                    blank(end - index)
+                } else if starts("/*", at: index) {
+                    blockComment()
+                } else if character == "\"" || (character == "#" && starts("\"", at: index + hashes(at: index))) {
+                    string()
+                } else if character == "#" && starts("/", at: index + hashes(at: index)) {
+                    extendedRegex()
+                } else if character == "/" && regexMayStart() {
+                    bareRegex()
+                } else if interpolation && character == "(" {
+                    depth += 1
+                    keep()
+                } else if interpolation && character == ")" {
+                    if depth == 0 { return }
+                    depth -= 1
+                    keep()
+                } else {
+                    keep()
                 }
-                blank(min(end + closing.count, characters.count) - index)
-            } else {
-                output.append(characters[index])
-                index += 1
             }
         }
-        return String(output)
+
+        private mutating func blockComment() {
+            var depth = 0, end = index
+            repeat {
+                if starts("/*", at: end) {
+                    depth += 1
+                    end += 2
+                } else if starts("*/", at: end) {
+                    depth -= 1
+                    end += 2
+                } else {
+                    end += 1
+                }
+            } while depth > 0 && end < characters.count
+            blank(end - index)
+        }
+
+        /// A string literal from its opening delimiter: blanked but for its interpolations.
+        private mutating func string() {
+            let hashes = hashes(at: index)
+            let multiline = starts("\"\"\"", at: index + hashes)
+            let quote = multiline ? "\"\"\"" : "\""
+            let closing = quote + String(repeating: "#", count: hashes)
+            let escape = "\\" + String(repeating: "#", count: hashes)
+            blank(hashes + quote.count)
+            while index < characters.count {
+                if starts(closing, at: index) {
+                    blank(closing.count)
+                    return
+                }
+                if starts(escape + "(", at: index) {
+                    blank(escape.count + 1)
+                    code(interpolation: true)
+                    if index < characters.count { blank(1) }
+                } else if starts(escape, at: index) {
+                    blank(escape.count + 1)
+                } else if !multiline && characters[index] == "\n" {
+                    return
+                } else {
+                    blank(1)
+                }
+            }
+        }
+
+        /// Whether a `/` at `index` opens a regex literal rather than dividing: it follows
+        /// an operator, an opening bracket, a comma or a keyword, is not followed by white
+        /// space, and a closing `/` comes later on the line.
+        private func regexMayStart() -> Bool {
+            guard index + 1 < characters.count, !characters[index + 1].isWhitespace,
+                !["/", "*", "="].contains(characters[index + 1])
+            else { return false }
+            let openers: Set<Character> = ["(", "[", "{", ",", "=", ":", ";", "!", "&", "|", "?", "<", ">", "+", "-"]
+            let follows = previousCode.map { openers.contains($0) } ?? true
+            guard follows || ["return", "case", "in", "try", "await"].contains(previousWord) else { return false }
+            return closingSlash() != nil
+        }
+
+        /// Where the `/` closing a bare regex at `index` is, on the same line.
+        private func closingSlash() -> Int? {
+            var position = index + 1, inClass = false
+            while position < characters.count, characters[position] != "\n" {
+                switch characters[position] {
+                case "\\": position += 1
+                case "[": inClass = true
+                case "]": inClass = false
+                case "/" where !inClass: return position
+                default: break
+                }
+                position += 1
+            }
+            return nil
+        }
+
+        private mutating func bareRegex() {
+            guard let end = closingSlash() else { return keep() }
+            blank(end + 1 - index)
+        }
+
+        /// `#/…/#`, possibly over several lines.
+        private mutating func extendedRegex() {
+            let hashes = hashes(at: index)
+            let closing = "/" + String(repeating: "#", count: hashes)
+            var end = index + hashes + 1
+            while end < characters.count, !starts(closing, at: end) {
+                if characters[end] == "\\" { end += 1 }
+                end += 1
+            }
+            blank(min(end + closing.count, characters.count) - index)
+        }
     }
 }
 

@@ -64,7 +64,10 @@ struct AvailabilityTests {
             let needs = AppleVersions(iOS: introduced.iOS, macOS: introduced.macOS ?? floor.macOS)
             if !floor.covers(needs) { apis.append(NewerAPI(name: symbol, needs: needs, pattern: #"\b\#(symbol)\b"#)) }
         }
-        return AvailabilityScanner(floor: floor, apis: apis)
+        var scanner = AvailabilityScanner(floor: floor, apis: apis)
+        // The package's own declarations above the floor count as newer APIs too.
+        for file in try sources() { scanner.apis += scanner.declaredNewerAPIs(in: file.text) }
+        return scanner
     }
 
     @Test("The floor is iOS 17 and macOS 14, the first with custom actor executors")
@@ -168,5 +171,79 @@ struct AvailabilityTests {
             #endif
             """
         #expect(scanner.scan(halfGuarded, file: "Half.swift").map(\.line) == [3])
+    }
+
+    @Test("Each #if branch starts from the braces open at the #if, so twin openings count once")
+    func branchesOfAnIfShareTheirEntryScope() throws {
+        let scanner = try Self.scanner()
+        let branches = """
+            @available(iOS 18, macOS 15, *)
+            struct Newer {
+            #if os(iOS)
+                func run() {
+            #else
+                func run() {
+            #endif
+                    let inner = Atomic<Int>(0)
+                }
+                let member = Mutex<Int>(0)
+            }
+            let outside = Atomic<Int>(1)
+            """
+        // Counted naively, the second `{` leaves `member` one level too deep and `outside`
+        // inside `Newer`: neither would be found.
+        #expect(scanner.scan(branches, file: "Branches.swift").map(\.line) == [12])
+    }
+
+    @Test("Interpolated code is scanned; quotes and braces inside interpolations and regexes do not derail")
+    func interpolationsAndRegexLiterals() throws {
+        let scanner = try Self.scanner()
+        let source = """
+            let label = "count: \\(Atomic<Int>(0).load(ordering: .relaxed))"
+            let nested = "\\(name("}")) and \\(other(")"))"
+            let raw = #"\\#(Mutex<Int>(0)) and \\(Atomic) stays text"#
+            let pattern = /[{"]+/
+            let extended = #/
+                { " Atomic
+                /#
+            let ratio = total / 2
+            if #available(iOS 18, macOS 15, *) {
+                let fine = Atomic<Int>(0)
+            }
+            let after = Mutex<Int>(1)
+            """
+        let found = scanner.scan(source, file: "Literals.swift")
+        #expect(found.map(\.line) == [1, 3, 12], "\(found)")
+        #expect(found.map(\.api.name) == ["Synchronization.Atomic", "Synchronization.Mutex", "Synchronization.Mutex"])
+        let blanked = AvailabilityScanner.blankingCommentsAndStrings(source)
+        #expect(blanked.split(separator: "\n", omittingEmptySubsequences: false).count == 12)
+        #expect(!blanked.contains("stays text") && !blanked.contains("\"") && blanked.contains("total / 2"))
+    }
+
+    @Test("A type the package declares above the floor is a newer API where the floor is all that is guaranteed")
+    func declaredNewerTypesAreFollowed() throws {
+        var scanner = try Self.scanner()
+        let declaring = """
+            @available(iOS 18, macOS 15, *)
+            final class RingCounter {
+                let count = Atomic<Int>(0)
+            }
+            #if os(Linux)
+                @available(iOS 18, macOS 15, *) struct LinuxOnly {}
+            #endif
+            struct Plain {}
+            """
+        let declared = scanner.declaredNewerAPIs(in: declaring)
+        #expect(declared.map(\.name) == ["RingCounter"])
+        #expect(declared.first?.needs == AppleVersions(iOS: 18, macOS: 15))
+        scanner.apis += declared
+        let using = """
+            let counter = RingCounter()
+            func later() {
+                if #available(iOS 18, macOS 15, *) { _ = RingCounter() }
+            }
+            let plain = Plain()
+            """
+        #expect(scanner.scan(using, file: "Using.swift").map(\.line) == [1])
     }
 }

@@ -26,7 +26,10 @@ func onCallState(_ slot: pjsua_call_id, _ event: UnsafeMutablePointer<pjsip_even
     if info.state == .confirmed && cpj_call_confirmed_without_answer(slot) != 0 {
         Native.endWithoutAnswer(call, bridge: bridge)
     }
+    // An answer with an IPv4 media address and no NAT64 prefix: its streams were rejected.
+    if info.state != .disconnected { Native.endIfNAT64Refused(call, slot: slot, bridge: bridge) }
     if info.state == .disconnected {
+        Native.forgetNAT64(slot: slot)
         Handles.forget(call)
         bridge.calls.withLock { $0.forget(call) }
         bridge.network.withLock { $0.forget(call) }

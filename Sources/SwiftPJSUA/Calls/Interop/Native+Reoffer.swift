@@ -41,8 +41,14 @@ extension Native {
     /// ``PJSUA/reinviteGlareAttempts`` tries; any other refusal is reported.
     static func reofferAnswered(_ call: Call, code: Int, bridge: EngineBridge) {
         let pending = bridge.calls.withLock { $0.pendingReoffers.removeValue(forKey: call.generation) }
-        guard let pending, code >= 300
-        else { return }
+        guard let pending else { return }
+        guard code >= 300 else {
+            // Its media update (`on_call_media_state`) came before this transaction's end.
+            if pending.purpose == .networkChange {
+                bridge.hub.emit(.reconnection(CallReconnection(call: call, phase: .reconnected)))
+            }
+            return
+        }
         // A network change's refresh is also retried when its transaction failed (408, 503):
         // a second change can shut the connection it went out on down.
         let retried = code == 491 || (pending.purpose == .networkChange && (code == 408 || code == 503))
@@ -51,6 +57,7 @@ extension Native {
                 .reinviteFailed(
                     ReinviteFailure(
                         call: call, purpose: pending.purpose, statusCode: code, attempts: pending.attempts)))
+            gaveUpReconnecting(call, purpose: pending.purpose, statusCode: code, bridge: bridge)
             return
         }
         _ = bridge.executor.post {
@@ -111,7 +118,17 @@ extension Native {
                 .reinviteFailed(
                     ReinviteFailure(
                         call: call, purpose: pending.purpose, statusCode: 491, attempts: pending.attempts)))
+            gaveUpReconnecting(call, purpose: pending.purpose, statusCode: 491, bridge: bridge)
         }
+    }
+
+    /// Ends the reconnection episode of a call whose network-change refresh the engine gave
+    /// up on (the hub drops it when none is running); the call stays up.
+    private static func gaveUpReconnecting(
+        _ call: Call, purpose: ReinvitePurpose, statusCode: Int, bridge: EngineBridge
+    ) {
+        guard purpose == .networkChange else { return }
+        bridge.hub.emit(.reconnection(CallReconnection(call: call, phase: .failed(statusCode: statusCode))))
     }
 }
 

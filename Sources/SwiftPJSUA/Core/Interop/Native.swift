@@ -97,6 +97,9 @@ enum Native {
             // 488 (not 500) for a re-INVITE offer with no codec in common; no renegotiation
             // for an 18x repeating the early answer.
             try PJ.check(cpj_register_offer_answer_module(), "pjsip_endpt_register_module")
+            // IPv4 media addresses in received SDP, for accounts with nat64, into the NAT64
+            // prefix (pjmedia would otherwise be left with no remote address on Linux).
+            try PJ.check(cpj_register_nat64_module(), "pjsip_endpt_register_module")
             try setUpDNS(configuration.dns)
             applyTimers(configuration.timers)
 

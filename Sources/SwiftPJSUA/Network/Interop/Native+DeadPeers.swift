@@ -300,6 +300,10 @@ func onTransportState(
         let policy = bridge.deadPeers.settings(of: account).transportLossPolicy
         bridge.hub.emit(
             .transportLoss(TransportLoss(call: call, connection: connection, reason: reason, action: policy)))
+        if policy == .reinvite {
+            // Until the re-INVITE's answer (onCallTransactionState) or the call's end.
+            bridge.hub.emit(.reconnection(CallReconnection(call: call, phase: .reconnecting(.transportLoss))))
+        }
         actions.append((call, policy))
     }
     guard !actions.isEmpty, let transport else { return }
@@ -367,7 +371,13 @@ func onCallTransactionState(
     if cpj_tsx_is_initial_invite(transaction) == 0 { Native.reofferAnswered(call, code: code, bridge: bridge) }
     // 408, 481 or a failure pjsip made up itself (no connection, no answer): nobody is there.
     let peerGone = code == 408 || code == 481 || local != 0
-    guard bridge.deadPeers.endRecovery(of: call, recovered: !peerGone), peerGone else { return }
+    guard bridge.deadPeers.endRecovery(of: call, recovered: !peerGone) else { return }
+    guard peerGone else {
+        // The peer answered over the new connection: the call is back (its media update, if
+        // the answer brought one, came before this transaction's end).
+        bridge.hub.emit(.reconnection(CallReconnection(call: call, phase: .reconnected)))
+        return
+    }
     bridge.executor.post {
         guard EngineBridge.active() === bridge, let slot = Handles.liveSlot(call) else { return }
         Native.end(call, slot: slot, reason: PJSUA.transportLostReason, bridge: bridge)

@@ -70,10 +70,7 @@ func onIPChangeProgress(
         }
         // Its answer is followed up like a hold's (491 retried, a refusal reported); one that
         // could not be sent is sent again. Not for UPDATE, whose answer is not followed.
-        let usesUpdate =
-            progress.account.flatMap { bridge.accountRecords.configuration(of: $0) }?
-            .networkChange.confirmedCalls == .update
-        if let call = progress.call, !usesUpdate {
+        if let call = progress.call, !usesUpdate(progress, bridge: bridge) {
             Native.networkRefreshSent(call, sent: error == nil, bridge: bridge)
         }
     case CPJ_IP_CHANGE_COMPLETED:
@@ -84,4 +81,15 @@ func onIPChangeProgress(
     progress.error = error
     if progress.step == .completed { bridge.network.withLock { $0.inProgressUntil = nil } }
     bridge.hub.emit(.networkChange(progress))
+    // The call's refresh is under way (sent, or to be sent again): it is reconnecting until
+    // the re-INVITE's outcome (Native.reofferAnswered). Not for UPDATE, whose answer is not
+    // followed.
+    if progress.step == .targetRefreshSent, let call = progress.call, !usesUpdate(progress, bridge: bridge) {
+        bridge.hub.emit(.reconnection(CallReconnection(call: call, phase: .reconnecting(.networkChange))))
+    }
+}
+
+/// Whether the account of a network change's step refreshes calls with UPDATE.
+private func usesUpdate(_ progress: NetworkChangeProgress, bridge: EngineBridge) -> Bool {
+    progress.account.flatMap { bridge.accountRecords.configuration(of: $0) }?.networkChange.confirmedCalls == .update
 }
