@@ -1,6 +1,6 @@
 import SwiftPJSUA
 
-/// One operation the app (or the ``CallRouter``) asked an engine double for.
+/// One operation the app (or the `CallRouter`) asked an engine double for.
 public enum EngineRecord: Sendable, Hashable, CustomStringConvertible {
     /// A call placed to the URI.
     case makeCall(String)

@@ -4,13 +4,13 @@ import SwiftPJSUAKit
 
 /// An engine double for app tests: no pjsua, no network, no sound device.
 ///
-/// It conforms to `CallControlling` (the engine-level seam ``PJSUA`` conforms to) and to
-/// ``CallEngine`` (the ``CallRouter``'s seam). It records every operation the app asks for
+/// It conforms to `CallControlling` (the engine-level seam `PJSUA` conforms to) and to
+/// `CallEngine` (the `CallRouter`'s seam). It records every operation the app asks for
 /// in ``journal``, plays the far end of each call from a ``PeerScript``, and emits the
 /// events the real engine would, in the same kinds and order: for a call the app places,
-/// ``CallState/calling``, then ``CallState/early`` on a ring, ``CallState/connecting``, a
-/// ``PJSUAEvent/callMediaState(_:)`` with active audio and ``CallState/confirmed`` on the
-/// answer, and one ``CallState/disconnected`` with the SIP status that ended it. An
+/// `CallState/calling`, then `CallState/early` on a ring, `CallState/connecting`, a
+/// `PJSUAEvent/callMediaState(_:)` with active audio and `CallState/confirmed` on the
+/// answer, and one `CallState/disconnected` with the SIP status that ended it. An
 /// operation can be made to throw (``failNext(_:with:)``, ``failEvery(_:with:)``).
 ///
 /// Script delays run on the clock given to ``init(clock:unknownCalls:carriesVideo:)``: with
@@ -41,7 +41,7 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         case conference
     }
 
-    /// What the fake does with a ``Call`` handle it never issued.
+    /// What the fake does with a `Call` handle it never issued.
     public enum UnknownCalls: Sendable, Hashable {
         /// Throw `PJSUAUsageError.unknownCall`, as the real engine does.
         case reject
@@ -125,7 +125,7 @@ public final class FakeCallEngine: CallEngine, CallControlling {
     /// Everything ``journal`` holds so far.
     public var records: [EngineRecord] { journal.records }
 
-    /// What the fake answers for ``CallEngine/carriesVideo``.
+    /// What the fake answers for `CallEngine/carriesVideo`.
     public var carriesVideo: Bool { video }
 
     // MARK: Setting up
@@ -191,8 +191,8 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         state.withLock { $0.makeCallHook = hook }
     }
 
-    /// An INVITE arrives from the far end: emits ``PJSUAEvent/incomingCall(_:)``, then the
-    /// call's ``CallState/incoming`` state, and plays
+    /// An INVITE arrives from the far end: emits `PJSUAEvent/incomingCall(_:)`, then the
+    /// call's `CallState/incoming` state, and plays
     /// `script` (its hang-up before the answer is a CANCEL: the call ends with 487).
     /// - Parameters:
     ///   - from: the caller.
@@ -216,7 +216,7 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         return call
     }
 
-    /// A snapshot of a live call, as ``PJSUA/callInfo(_:)`` gives.
+    /// A snapshot of a live call, as `PJSUA/callInfo(_:)` gives.
     /// - Parameter call: the call.
     /// - Returns: its snapshot.
     /// - Throws: `PJSUAUsageError.unknownCall` when the call has ended or is unknown.
@@ -251,9 +251,10 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         let (stream, continuation) = AsyncStream<PJSUAEvent>.makeStream()
         let id = state.withLock { state -> UInt64? in
             guard let fake = state.calls[call] else { return nil }
-            for event in [fake.incoming.map(PJSUAEvent.incomingCall), fake.lastState.map(PJSUAEvent.callState),
-                fake.lastMedia.map(PJSUAEvent.callMediaState)].compactMap({ $0 })
-            {
+            for event in [
+                fake.incoming.map(PJSUAEvent.incomingCall), fake.lastState.map(PJSUAEvent.callState),
+                fake.lastMedia.map(PJSUAEvent.callMediaState),
+            ].compactMap({ $0 }) {
                 continuation.yield(event)
             }
             state.nextID += 1
@@ -270,7 +271,7 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         return stream
     }
 
-    /// Places a call and plays the script set for `uri`: emits ``CallState/calling`` first.
+    /// Places a call and plays the script set for `uri`: emits `CallState/calling` first.
     /// - Throws: `PJSUAUsageError.invalidURI` for a URI that is not `sip:` or `sips:`; an
     ///   injected error.
     public func makeCall(to uri: String, from account: Account, headers: [SIPHeader]) async throws -> Call {
@@ -292,9 +293,9 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         return call
     }
 
-    /// Answers an incoming call: 180/183 make it ``CallState/early``; 2xx
-    /// ``CallState/connecting``, active media, then ``CallState/confirmed``; 3xx–6xx end it.
-    /// - Throws: as ``PJSUA/answer(_:statusCode:headers:)``; an injected error.
+    /// Answers an incoming call: 180/183 make it `CallState/early`; 2xx
+    /// `CallState/connecting`, active media, then `CallState/confirmed`; 3xx–6xx end it.
+    /// - Throws: as `PJSUA/answer(_:statusCode:headers:)`; an injected error.
     public func answer(_ call: Call, statusCode: Int, headers: [SIPHeader]) async throws {
         journal.append(.answer(call, statusCode))
         try injectedFailure(.answer)
@@ -313,9 +314,9 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         }
     }
 
-    /// Ends a call: it emits its one ``CallState/disconnected`` (487 for a call we placed and
+    /// Ends a call: it emits its one `CallState/disconnected` (487 for a call we placed and
     /// cancel, `statusCode` or 603 for an incoming one we refuse, 200 after the answer).
-    /// - Throws: as ``PJSUA/hangup(_:statusCode:headers:)``; an injected error.
+    /// - Throws: as `PJSUA/hangup(_:statusCode:headers:)`; an injected error.
     public func hangup(_ call: Call, statusCode: Int?, headers: [SIPHeader]) async throws {
         journal.append(.hangup(call, statusCode))
         try injectedFailure(.hangup)
@@ -332,16 +333,16 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         }
     }
 
-    /// Puts a confirmed call on hold: emits a media state with ``MediaStatus/localHold``.
-    /// - Throws: as ``PJSUA/setHold(_:)``; an injected error.
+    /// Puts a confirmed call on hold: emits a media state with `MediaStatus/localHold`.
+    /// - Throws: as `PJSUA/setHold(_:)`; an injected error.
     public func setHold(_ call: Call) async throws {
         journal.append(.hold(call, true))
         try injectedFailure(.hold)
         try changeHold(call, held: true)
     }
 
-    /// Resumes a held call: emits a media state with ``MediaStatus/active``.
-    /// - Throws: as ``PJSUA/resume(_:)``; an injected error.
+    /// Resumes a held call: emits a media state with `MediaStatus/active`.
+    /// - Throws: as `PJSUA/resume(_:)`; an injected error.
     public func resume(_ call: Call) async throws {
         journal.append(.hold(call, false))
         try injectedFailure(.hold)
@@ -357,7 +358,7 @@ public final class FakeCallEngine: CallEngine, CallControlling {
     }
 
     /// Records the digits; emits nothing (sent digits raise no event on the real engine).
-    /// - Throws: as ``PJSUA/sendDTMF(_:digits:method:duration:)``; an injected error.
+    /// - Throws: as `PJSUA/sendDTMF(_:digits:method:duration:)`; an injected error.
     public func sendDTMF(_ call: Call, digits: String, method: DTMFMethod, duration: Duration) async throws {
         journal.append(.dtmf(call, digits))
         try injectedFailure(.dtmf)
@@ -473,27 +474,29 @@ public final class FakeCallEngine: CallEngine, CallControlling {
     /// and a subscription made meanwhile sees each event once. `change` returns `false` to
     /// drop the event (the call has moved on).
     private func emit(_ event: PJSUAEvent, change: (inout State) -> Bool) {
-        let delivered = state.withLock { state -> Bool in
-            guard change(&state) else { return false }
+        // Finished outside the lock: finishing a stream runs its onTermination handler,
+        // which takes the lock to drop the subscription.
+        let (delivered, finished) = state.withLock { state -> (Bool, [AsyncStream<PJSUAEvent>.Continuation]) in
+            guard change(&state) else { return (false, []) }
             for continuation in state.subscribers.values { continuation.yield(event) }
-            if let call = event.call {
-                for continuation in (state.followers[call] ?? [:]).values { continuation.yield(event) }
-                if case .callState(let change) = event, change.state.isTerminal {
-                    for continuation in (state.followers.removeValue(forKey: call) ?? [:]).values {
-                        continuation.finish()
-                    }
-                }
-            }
-            return true
+            guard let call = event.call else { return (true, []) }
+            for continuation in (state.followers[call] ?? [:]).values { continuation.yield(event) }
+            guard case .callState(let change) = event, change.state.isTerminal else { return (true, []) }
+            return (true, Array((state.followers.removeValue(forKey: call) ?? [:]).values))
         }
+        for continuation in finished { continuation.finish() }
         if delivered { emitted.append(event) }
     }
 
     private func emitState(
         _ call: Call, _ new: CallState, _ code: Int, _ reason: String, setUp: (inout State) -> Void = { _ in }
     ) {
-        emit(.callState(CallStateChange(call: call, state: new, sipCallID: "fake-\(call.generation)",
-            statusCode: code, reason: reason))) { state in
+        emit(
+            .callState(
+                CallStateChange(
+                    call: call, state: new, sipCallID: "fake-\(call.generation)",
+                    statusCode: code, reason: reason))
+        ) { state in
             setUp(&state)
             guard var fake = state.calls[call], !fake.state.isTerminal else { return false }
             fake.state = new
@@ -543,7 +546,9 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         emitMedia(call, held: held)
     }
 
-    private func play(_ script: PeerScript, on call: Call, timeline: @escaping @Sendable (Duration) async throws -> Void) {
+    private func play(
+        _ script: PeerScript, on call: Call, timeline: @escaping @Sendable (Duration) async throws -> Void
+    ) {
         let steps = script.steps
         guard !steps.isEmpty else { return }
         let task = Task { [weak self] in

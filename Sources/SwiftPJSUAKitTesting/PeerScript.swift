@@ -11,16 +11,16 @@ import SwiftPJSUA
 public struct PeerScript: Sendable, Hashable {
     /// One thing the far end does.
     public enum Step: Sendable, Hashable {
-        /// Sends `180 Ringing` (or `183`): the call becomes ``CallState/early``.
+        /// Sends `180 Ringing` (or `183`): the call becomes `CallState/early`.
         case ring(statusCode: Int)
-        /// Sends `200 OK`: the call becomes ``CallState/connecting``, its media active, then
-        /// ``CallState/confirmed``.
+        /// Sends `200 OK`: the call becomes `CallState/connecting`, its media active, then
+        /// `CallState/confirmed`.
         case answer
         /// Sends a final error response (300–699): the call ends with that status.
         case reject(statusCode: Int)
         /// Ends the call: a BYE once answered, a CANCEL before.
         case hangUp
-        /// Sends DTMF digits (RFC 4733); the app receives ``PJSUAEvent/dtmf(_:)`` events.
+        /// Sends DTMF digits (RFC 4733); the app receives `PJSUAEvent/dtmf(_:)` events.
         case sendDTMF(String)
     }
 

@@ -4,20 +4,26 @@ import SwiftPJSUAKit
 
 /// One thing the router told the provider.
 public enum ProviderRecord: Sendable, Hashable, CustomStringConvertible {
-    /// ``CallProvider/reportNewIncomingCall(_:update:)`` succeeded.
+    /// `CallProvider/reportNewIncomingCall(_:update:)` succeeded.
     case newIncomingCall(UUID, CallUpdate)
-    /// ``CallProvider/reportCallUpdated(_:update:)``.
+    /// `CallProvider/reportCallUpdated(_:update:)`.
     case updated(UUID, CallUpdate)
-    /// ``CallProvider/reportOutgoingCallStartedConnecting(_:)``.
+    /// `CallProvider/reportOutgoingCallStartedConnecting(_:)`.
     case startedConnecting(UUID)
-    /// ``CallProvider/reportOutgoingCallConnected(_:)``.
+    /// `CallProvider/reportOutgoingCallConnected(_:)`.
     case connected(UUID)
-    /// ``CallProvider/reportCallEnded(_:reason:)``.
+    /// `CallProvider/reportCallEnded(_:reason:)`.
     case ended(UUID, CallEndReason)
-    /// ``CallProvider/fulfill(_:)`` for an action.
+    /// `CallProvider/fulfill(_:)` for an action.
     case fulfilled(UUID)
-    /// ``CallProvider/fail(_:error:)`` for an action.
+    /// `CallProvider/fail(_:error:)` for an action.
     case failed(UUID, CallActionError)
+    /// `CallProvider/reportCallReconnecting(_:)`.
+    case reconnecting(UUID)
+    /// `CallProvider/reportCallReconnected(_:)`.
+    case reconnected(UUID)
+    /// `CallProvider/reportCallReconnectionFailed(_:)`.
+    case reconnectionFailed(UUID)
 
     /// The case and its values, for test failure messages.
     public var description: String {
@@ -30,11 +36,14 @@ public enum ProviderRecord: Sendable, Hashable, CustomStringConvertible {
         case .ended(let id, let reason): "ended(\(id), \(reason))"
         case .fulfilled(let id): "fulfilled(\(id))"
         case .failed(let id, let error): "failed(\(id), \(error))"
+        case .reconnecting(let id): "reconnecting(\(id))"
+        case .reconnected(let id): "reconnected(\(id))"
+        case .reconnectionFailed(let id): "reconnectionFailed(\(id))"
         }
     }
 }
 
-/// A ``CallProvider`` that records what it is told: the seam where CallKit sits on iOS.
+/// A `CallProvider` that records what it is told: the seam where CallKit sits on iOS.
 ///
 /// ``reportNewIncomingCall(_:update:)`` can be held at a gate (to let other arrivals
 /// overtake a report in progress) or made to throw (a call the system refuses).
@@ -119,6 +128,12 @@ public final class RecordingProvider: CallProvider {
     public func fulfill(_ action: UUID) { note(.fulfilled(action)) }
     /// Records ``ProviderRecord/failed(_:_:)``.
     public func fail(_ action: UUID, error: CallActionError) { note(.failed(action, error)) }
+    /// Records ``ProviderRecord/reconnecting(_:)``.
+    public func reportCallReconnecting(_ call: UUID) { note(.reconnecting(call)) }
+    /// Records ``ProviderRecord/reconnected(_:)``.
+    public func reportCallReconnected(_ call: UUID) { note(.reconnected(call)) }
+    /// Records ``ProviderRecord/reconnectionFailed(_:)``.
+    public func reportCallReconnectionFailed(_ call: UUID) { note(.reconnectionFailed(call)) }
 
     /// Waits until the provider has been told `record`.
     /// - Parameters:

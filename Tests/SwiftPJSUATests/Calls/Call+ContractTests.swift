@@ -16,7 +16,9 @@ extension EngineTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("CallControlling contract: state order, one terminal event, stale handles, events(for:) replay", arguments: ContractSubject.allCases)
+    @Test(
+        "CallControlling contract: state order, one terminal event, stale handles, events(for:) replay",
+        arguments: ContractSubject.allCases)
     func callControllingContract(_ subject: ContractSubject) async throws {
         switch subject {
         case .fake:
@@ -34,7 +36,8 @@ extension EngineTests {
                 // rejected as the script says.
                 let bed = ContractBed(
                     engine: h.engine, account: h.account, target: target, answered: { _ in },
-                    incoming: nil, farEnd: { incoming, step in
+                    incoming: nil,
+                    farEnd: { incoming, step in
                         switch step {
                         case .answer: try await h.engine.answer(incoming, statusCode: 200)
                         case .reject(let code): try await h.engine.answer(incoming, statusCode: code)
@@ -80,7 +83,9 @@ private struct ContractBed {
 
         func waitForState(_ state: CallState, of call: Call) async throws {
             try await log.wait("\(state) of \(call)") { records in
-                records.contains { if case .callState(let c) = $0 { c.call == call && c.state == state } else { false } }
+                records.contains {
+                    if case .callState(let c) = $0 { c.call == call && c.state == state } else { false }
+                }
             }
         }
 
@@ -89,7 +94,9 @@ private struct ContractBed {
             let records = try await log.wait("an incoming call") { records in
                 records.contains { if case .incomingCall(let i) = $0 { !known.contains(i.call) } else { false } }
             }
-            for case .incomingCall(let incoming) in records where !known.contains(incoming.call) { return incoming.call }
+            for case .incomingCall(let incoming) in records where !known.contains(incoming.call) {
+                return incoming.call
+            }
             throw RecordLogTimeout(what: "an incoming call", seen: [])
         }
 
