@@ -143,6 +143,12 @@ private struct ContractBed {
         Self.expectLegalOrder(events.states(of: caller).map(\.state), from: .calling)
         let kinds = events.log.records.filter { $0.call == caller }.map(Self.kind)
         print("contract \(type(of: engine)) answered caller:", kinds)
+        // What both implementations must give, event for event.
+        #expect(
+            kinds == [
+                "calling(0)", "early(180)", "connecting(200)", "media(active)", "confirmed(200)", "disconnected(200)",
+            ],
+            "\(kinds)")
         if let callee {
             Self.expectLegalOrder(events.states(of: callee).map(\.state), from: .incoming)
             print("contract callee:", events.log.records.filter { $0.call == callee }.map(Self.kind))
@@ -169,13 +175,17 @@ private struct ContractBed {
         Self.expectLegalOrder(rejectedStates.map(\.state), from: .calling)
         #expect(rejectedStates.last?.statusCode == 486, "\(rejectedStates)")
         print("contract rejected:", rejectedStates.map { "\($0.state) \($0.statusCode) \($0.reason)" })
+        #expect(rejectedStates.map(\.state) == [.calling, .early, .disconnected], "\(rejectedStates)")
 
         // A call the far end answers and then ends.
         let (ended, _) = try await place([.answer, .hangUp], events: events)
         try await events.waitForState(.disconnected, of: ended)
         try await Task.sleep(for: .milliseconds(300))
         Self.expectLegalOrder(events.states(of: ended).map(\.state), from: .calling)
-        print("contract far-end hangup:", events.states(of: ended).map { "\($0.state) \($0.statusCode) \($0.reason)" })
+        let endedStates = events.states(of: ended)
+        print("contract far-end hangup:", endedStates.map { "\($0.state) \($0.statusCode) \($0.reason)" })
+        #expect(endedStates.map(\.state) == [.calling, .connecting, .confirmed, .disconnected], "\(endedStates)")
+        #expect(endedStates.last?.statusCode == 200, "\(endedStates)")
 
         // An incoming call (the fake's own; the engine's callee legs were checked above):
         // events(for:) replays the incoming-call event first.
@@ -194,6 +204,7 @@ private struct ContractBed {
             }
             #expect(replay.compactMap(Self.state).last == .disconnected, "\(replay)")
             print("contract incoming replay:", replay.map(Self.kind))
+            #expect(replay.map(Self.kind) == ["incomingCall", "incoming(0)", "disconnected(486)"], "\(replay)")
             try await Task.sleep(for: .milliseconds(300))
         }
     }
