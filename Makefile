@@ -94,7 +94,7 @@ test: build $(if $(SANITIZE),,format-check docs-check)
 # parameter): scripts/docs-check.py. The symbol graphs come from the modules `make build`
 # compiled (dump-symbol-graph with the same flags builds nothing); the built documentation
 # is left in $(SCRATCH)/docs/<Module>.doccarchive.
-DOC_MODULES := SwiftPJSUA SwiftPJSUAKit
+DOC_MODULES := SwiftPJSUA SwiftPJSUAKit SwiftPJSUAKitTesting
 # dump-symbol-graph also tries the test modules and fails on them before `swift test` has
 # built them: its log is shown only when the libraries' graphs are missing.
 docs-check: build

@@ -113,6 +113,8 @@ let package = Package(
     products: [
         .library(name: "SwiftPJSUA", targets: ["SwiftPJSUA"]),
         .library(name: "SwiftPJSUAKit", targets: ["SwiftPJSUAKit"]),
+        // Doubles for testing app code without pjsua: a fake engine, a recording provider, a manual clock.
+        .library(name: "SwiftPJSUAKitTesting", targets: ["SwiftPJSUAKitTesting"]),
         .executable(name: "swiftpjsua", targets: ["swiftpjsua"]),
     ],
     targets: cTargets + [
@@ -124,6 +126,8 @@ let package = Package(
             cSettings: [.define("PJ_AUTOCONF", to: "1")]),
         .target(name: "SwiftPJSUA", dependencies: ["CPJSUAShim"]),
         .target(name: "SwiftPJSUAKit", dependencies: ["SwiftPJSUA"]),
+        // The doubles an app's tests link: no XCTest, no Testing, no peers, no pjsua started.
+        .target(name: "SwiftPJSUAKitTesting", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"]),
         // Catches SIGINT/SIGTERM for the tool from before main (see its header).
         .target(name: "CSignalGuard", path: "Sources/CSignalGuard"),
         .executableTarget(name: "swiftpjsua", dependencies: ["SwiftPJSUA", "CSignalGuard"]),
@@ -132,10 +136,11 @@ let package = Package(
         // Launchers for real SIP peers (sipp, kamailio, a second swiftpjsua
         // process). Not a product: used by the tests only.
         .target(name: "PJSUATestSupport", dependencies: ["SwiftPJSUA"], path: "Tests/PJSUATestSupport"),
-        // Doubles for the Kit's seams: a recording CallProvider (where CallKit sits on
-        // iOS), a recording CallEngine and a manual clock.
+        // The shipped doubles re-exported, and a CallEngine that records and forwards to
+        // the real engine (for the Kit's tests against real peers).
         .target(
-            name: "KitTestSupport", dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "PJSUATestSupport"],
+            name: "KitTestSupport",
+            dependencies: ["SwiftPJSUAKit", "SwiftPJSUA", "SwiftPJSUAKitTesting", "PJSUATestSupport"],
             path: "Tests/KitTestSupport"),
         // A program written against the earlier iOS-only swift-pjsua's API, in a module of
         // its own as an app would be; SwiftPJSUATests runs it (Compatibility/EarlierAPI+ProgramTests.swift).
@@ -146,16 +151,22 @@ let package = Package(
         // is one per process and all test targets run in one process.
         .testTarget(
             name: "SwiftPJSUATests",
-            dependencies: ["SwiftPJSUA", "PJSUATestSupport", "SwiftPJSUAKit", "KitTestSupport", "EarlierAPICompat"]),
+            dependencies: [
+                "SwiftPJSUA", "PJSUATestSupport", "SwiftPJSUAKit", "KitTestSupport", "SwiftPJSUAKitTesting",
+                "EarlierAPICompat",
+            ]),
         // The fast tests: values, parsers, mappings, the Kit against fakes, the manifest.
         // Nothing here starts pjsua or a peer, so these run in parallel in seconds
         // (`swift test --filter SwiftPJSUAUnitTests`).
         .testTarget(
             name: "SwiftPJSUAUnitTests",
-            dependencies: ["SwiftPJSUA", "SwiftPJSUAKit", "PJSUATestSupport", "KitTestSupport", "EarlierAPICompat"]),
+            dependencies: [
+                "SwiftPJSUA", "SwiftPJSUAKit", "PJSUATestSupport", "KitTestSupport", "SwiftPJSUAKitTesting",
+                "EarlierAPICompat",
+            ]),
         // Every ```swift block of the README and the DocC articles, compiled and never run:
         // `make` writes them into Snippets.generated.swift (scripts/doc-snippets.py).
-        .testTarget(name: "DocSnippetTests", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit"]),
+        .testTarget(name: "DocSnippetTests", dependencies: ["SwiftPJSUA", "SwiftPJSUAKit", "SwiftPJSUAKitTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

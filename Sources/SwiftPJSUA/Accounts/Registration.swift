@@ -114,4 +114,30 @@ public struct AccountInfo: Sendable, Hashable {
     public var expiresIn: Duration
     /// The account's presence online status (`pjsua_acc_info.online_status`).
     public var isOnline: Bool
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - account: its handle.
+    ///   - identity: its SIP URI.
+    ///   - isDefault: whether it is the default account.
+    ///   - hasRegistration: whether it registers.
+    ///   - isRegistered: whether a registration is in force.
+    ///   - statusCode: the last REGISTER status.
+    ///   - reason: its reason phrase.
+    ///   - expiresIn: the time left on the registration.
+    ///   - isOnline: the presence status it publishes.
+    public init(
+        account: Account, identity: String, isDefault: Bool, hasRegistration: Bool, isRegistered: Bool, statusCode: Int,
+        reason: String, expiresIn: Duration, isOnline: Bool
+    ) {
+        self.account = account
+        self.identity = identity
+        self.isDefault = isDefault
+        self.hasRegistration = hasRegistration
+        self.isRegistered = isRegistered
+        self.statusCode = statusCode
+        self.reason = reason
+        self.expiresIn = expiresIn
+        self.isOnline = isOnline
+    }
 }

@@ -60,4 +60,28 @@ public struct CallInfo: Sendable, Hashable {
     public var media: [MediaStream]
     /// The negotiated audio codec, for example `opus/48000` or `PCMU/8000`; `nil` without audio.
     public var audioCodec: String?
+
+    /// Creates a snapshot; the engine fills it from `pjsua_call_info`. Public so that a test
+    /// double can hand an app the snapshots the engine would.
+    public init(
+        call: Call, role: CallRole, account: Account?, state: CallState, sipCallID: String,
+        local: SIPAddress, remote: SIPAddress, remoteContact: String = "", statusCode: Int = 0,
+        reason: String = "", connectDuration: Duration = .zero, totalDuration: Duration = .zero,
+        media: [MediaStream] = [], audioCodec: String? = nil
+    ) {
+        self.call = call
+        self.role = role
+        self.account = account
+        self.state = state
+        self.sipCallID = sipCallID
+        self.local = local
+        self.remote = remote
+        self.remoteContact = remoteContact
+        self.statusCode = statusCode
+        self.reason = reason
+        self.connectDuration = connectDuration
+        self.totalDuration = totalDuration
+        self.media = media
+        self.audioCodec = audioCodec
+    }
 }

@@ -5,6 +5,15 @@ public struct TransferRequest: Sendable, Hashable {
     public var call: Call
     /// The Refer-To URI (it may carry a `Replaces` parameter for an attended transfer).
     public var target: String
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - call: the call the REFER arrived in.
+    ///   - target: the Refer-To URI.
+    public init(call: Call, target: String) {
+        self.call = call
+        self.target = target
+    }
 }
 
 /// What the engine answers to an incoming REFER.

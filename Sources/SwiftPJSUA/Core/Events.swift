@@ -110,4 +110,13 @@ public struct TimestampedEvent: Sendable {
     public let event: PJSUAEvent
     /// When the callback handed the event to the engine's fan-out (`ContinuousClock`).
     public let raisedAt: ContinuousClock.Instant
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - event: the event.
+    ///   - raisedAt: when the callback raised it.
+    public init(event: PJSUAEvent, raisedAt: ContinuousClock.Instant) {
+        self.event = event
+        self.raisedAt = raisedAt
+    }
 }

@@ -89,4 +89,17 @@ public struct TransportInfo: Sendable, Hashable {
     public var host: String
     /// The bound port (the real one when 0 was configured).
     public var port: UInt16
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - transport: its handle.
+    ///   - type: its protocol.
+    ///   - host: the bound or published host.
+    ///   - port: the port.
+    public init(transport: Transport, type: TransportType, host: String, port: UInt16) {
+        self.transport = transport
+        self.type = type
+        self.host = host
+        self.port = port
+    }
 }

@@ -7,6 +7,14 @@ public struct Player: Hashable, Sendable {
     public let generation: UInt64
     /// The call the player feeds.
     public let call: Call
+    /// Creates a handle; handles come from the engine. Public so that a test double can mint
+    /// them: a handle made up this way names no player of a running engine, which throws
+    /// ``PJSUAUsageError`` for it.
+    public init(id: Int32, generation: UInt64, call: Call) {
+        self.id = id
+        self.generation = generation
+        self.call = call
+    }
 }
 
 /// A handle to a WAV file recorder attached to a call, with a generation like ``Player``.
@@ -17,6 +25,14 @@ public struct Recorder: Hashable, Sendable {
     public let generation: UInt64
     /// The call whose received audio is recorded.
     public let call: Call
+    /// Creates a handle; handles come from the engine. Public so that a test double can mint
+    /// them: a handle made up this way names no recorder of a running engine, which throws
+    /// ``PJSUAUsageError`` for it.
+    public init(id: Int32, generation: UInt64, call: Call) {
+        self.id = id
+        self.generation = generation
+        self.call = call
+    }
 }
 
 /// The payload of ``PJSUAEvent/playbackFinished(_:)``.

@@ -184,6 +184,15 @@ public struct ICECandidate: Sendable, Hashable {
     public var type: ICECandidateType
     /// The address and port.
     public var address: String
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - type: host, server-reflexive, peer-reflexive or relayed.
+    ///   - address: its address and port.
+    public init(type: ICECandidateType, address: String) {
+        self.type = type
+        self.address = address
+    }
 }
 
 /// Where an ICE session stands (`pj_ice_strans_state`).
@@ -215,6 +224,19 @@ public struct ICENegotiation: Sendable, Hashable {
     /// The selected pair of each component, RTP first and then RTCP, once checks have
     /// nominated one; empty before.
     public var selectedPairs: [ICECandidatePair]
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - isActive: whether ICE runs on the stream.
+    ///   - state: where negotiation stands.
+    ///   - isControlling: whether this side is controlling.
+    ///   - selectedPairs: the pairs chosen, one per component.
+    public init(isActive: Bool, state: ICEState, isControlling: Bool, selectedPairs: [ICECandidatePair]) {
+        self.isActive = isActive
+        self.state = state
+        self.isControlling = isControlling
+        self.selectedPairs = selectedPairs
+    }
 }
 
 /// A local and a remote candidate that ICE checked, and nominated, together.
@@ -223,6 +245,15 @@ public struct ICECandidatePair: Sendable, Hashable {
     public var local: ICECandidate
     /// The peer's candidate.
     public var remote: ICECandidate
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - local: our candidate.
+    ///   - remote: the peer's candidate.
+    public init(local: ICECandidate, remote: ICECandidate) {
+        self.local = local
+        self.remote = remote
+    }
 }
 
 /// A call's media transport for one stream: the addresses in use and, with ICE, what ICE
@@ -235,6 +266,17 @@ public struct MediaTransportInfo: Sendable, Hashable {
     public var rtpSource: String?
     /// The ICE state; `nil` when the stream's transport is not ICE.
     public var ice: ICENegotiation?
+
+    /// Creates a value with every field given, for tests and previews.
+    /// - Parameters:
+    ///   - localAddress: the local RTP address.
+    ///   - rtpSource: where RTP last came from.
+    ///   - ice: the ICE state, when ICE is on.
+    public init(localAddress: String, rtpSource: String?, ice: ICENegotiation?) {
+        self.localAddress = localAddress
+        self.rtpSource = rtpSource
+        self.ice = ice
+    }
 }
 
 // MARK: - Validation

@@ -389,6 +389,9 @@ extension EngineTests {
                 try await rig.expect(.fulfilled(start.id))
                 let call = try #require(await rig.router.calls.first { $0.id == outgoing }?.call)
                 try await rig.h.log.wait("audio active") { $0.contains { $0.hasActiveAudio(call) } }
+                // The caller's media is active before its CONFIRMED (the ACK): pjsua refuses a
+                // hold while the call is still connecting.
+                try await rig.expect(.connected(outgoing))
                 // CallKit activates the session once the call is answered; RFC 4733 digits
                 // travel in RTP, which only flows once the sound device clocks the bridge.
                 try await rig.router.audioSessionDidActivate()

@@ -9,7 +9,7 @@ import Testing
 /// sipp are in SwiftPJSUATests/Kit/CallRouter+OrderingTests.swift.
 @Suite("Call router (fake engine)")
 struct CallRouterTests {
-    let engine = RecordingEngine()
+    let engine = FakeCallEngine(unknownCalls: .accept)
     let provider = RecordingProvider()
     let clock = ManualClock()
     let router: CallRouter
@@ -425,7 +425,7 @@ struct CallRouterTests {
 
     @Test("A start action whose placing throws fails, and nothing is left of the call")
     func startFailsWhenPlacingThrows() async throws {
-        engine.failMakeCall(with: PJSUAUsageError.invalidURI("sip:"))
+        engine.failEvery(.makeCall, with: PJSUAUsageError.invalidURI("sip:"))
         let id = UUID()
         let start = CallAction(callUUID: id, kind: .start(uri: "sip:carol@example.com", account: nil, hasVideo: false))
         await router.perform(start)
@@ -433,7 +433,7 @@ struct CallRouterTests {
             provider.records == [.failed(start.id, .engine(String(describing: PJSUAUsageError.invalidURI("sip:"))))])
         #expect(await router.calls.isEmpty)
         // The UUID is free again: a second attempt that succeeds is fulfilled.
-        engine.failMakeCall(with: nil)
+        engine.stopFailing(.makeCall)
         let again = CallAction(callUUID: id, kind: .start(uri: "sip:carol@example.com", account: nil, hasVideo: false))
         await router.perform(again)
         #expect(provider.records.last == .fulfilled(again.id))

@@ -74,7 +74,8 @@ struct CallUpdateTests {
     func hasVideo(engineCarriesVideo: Bool, offered: Bool, shown: Bool) async throws {
         let provider = RecordingProvider()
         let router = CallRouter(
-            engine: RecordingEngine(carriesVideo: engineCarriesVideo), provider: provider, clock: ManualClock())
+            engine: FakeCallEngine(unknownCalls: .accept, carriesVideo: engineCarriesVideo), provider: provider,
+            clock: ManualClock())
         await router.bind(Account(slot: 0, generation: 1), pushHint: "bob")
         // An INVITE, a push and PushKit's synchronous receipt, each offering video or not.
         await router.handle(Self.invite(Call(slot: 0, generation: 10), "c1@h", video: offered))

@@ -34,4 +34,25 @@ struct PurityTests {
             }
         }
     }
+
+    @Test(
+        "The shipped doubles and the Kit's fake-engine suites never create an engine or touch C, so they start no pjsua"
+    )
+    func doublesStartNoEngine() throws {
+        let folders = ["Sources/SwiftPJSUAKitTesting", "Tests/SwiftPJSUAUnitTests/Kit"]
+        var checked = 0
+        for folder in folders {
+            let url = Repository.root.appendingPathComponent(folder)
+            let files = try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+                .filter { $0.pathExtension == "swift" && $0.lastPathComponent != "PurityTests.swift" }
+            for file in files {
+                checked += 1
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for banned in ["import CPJSIP", "import CPJSUAShim", "PJSUA(", "EngineHarness", "PJSUAEngine("] {
+                    #expect(!text.contains(banned), "\(folder)/\(file.lastPathComponent) contains \(banned)")
+                }
+            }
+        }
+        #expect(checked >= 12, "\(checked) files")
+    }
 }

@@ -5,10 +5,10 @@ import SwiftPJSUA
 import SwiftPJSUAKit
 import Testing
 
-/// A ``CallEngine`` over a ``RecordingEngine`` that also answers the cold-start and identity
+/// A ``CallEngine`` over a ``FakeCallEngine`` that also answers the cold-start and identity
 /// questions: what the router asked, and what the provider had been told when it asked.
 final class ColdStartEngine: CallEngine {
-    let base = RecordingEngine()
+    let base = FakeCallEngine(unknownCalls: .accept)
     let provider: RecordingProvider
     let ready: [String: Account]
     let failure: (any Error & Sendable)?
@@ -113,7 +113,7 @@ struct PushIntakeTests {
 
     @Test("A foreign payload read by a custom parser is a proper call, matched by its INVITE")
     func foreignPayloadWithParser() async throws {
-        let engine = RecordingEngine()
+        let engine = FakeCallEngine(unknownCalls: .accept)
         let router = router(engine, parser: foreignParser)
         await router.bind(account, pushHint: "bob")
         let receipt = router.receiveVoIPPush(foreignPayload(callID: "f1@example.com"))
@@ -141,7 +141,7 @@ struct PushIntakeTests {
 
     @Test("The same foreign payload without a parser: a placeholder call, reported and ended at once as failed")
     func foreignPayloadWithoutParser() async throws {
-        let engine = RecordingEngine()
+        let engine = FakeCallEngine(unknownCalls: .accept)
         let router = router(engine)
         let receipt = router.receiveVoIPPush(foreignPayload(callID: "f2@example.com"))
         guard case .unreadable(let why) = receipt.content else {
@@ -162,7 +162,7 @@ struct PushIntakeTests {
 
     @Test("With a custom parser, schema version 1 pushes are still read (the parser first, then v1)")
     func schemaV1StillRead() async throws {
-        let router = router(RecordingEngine(), parser: foreignParser)
+        let router = router(FakeCallEngine(unknownCalls: .accept), parser: foreignParser)
         let v1 = try JSONSerialization.jsonObject(
             with: Data(#"{"version":1,"type":"call","callID":"v1@h","caller":{"uri":"sip:carol@h"}}"#.utf8))
         let dictionary = try #require(v1 as? [String: Any])
@@ -175,7 +175,7 @@ struct PushIntakeTests {
 
     @Test("A VoIP reregister push: placeholder ended at once, then the bound account re-registers")
     func reRegisterAsVoIPPush() async throws {
-        let engine = RecordingEngine()
+        let engine = FakeCallEngine(unknownCalls: .accept)
         let router = router(engine)
         await router.bind(account, pushHint: "bob")
         let receipt = router.receiveVoIPPush(["version": 1, "type": "reregister", "account": "bob"])
@@ -186,7 +186,7 @@ struct PushIntakeTests {
 
     @Test("A late VoIP push for a call that already ended is reported and ended at once as remote-ended")
     func lateVoIPPush() async throws {
-        let router = router(RecordingEngine())
+        let router = router(FakeCallEngine(unknownCalls: .accept))
         await router.bind(account, pushHint: "bob")
         let call = Call(slot: 2, generation: 5)
         await router.handle(
@@ -378,7 +378,7 @@ struct WiringTests {
     @Test("A provider that is a CallActionSource is wired by the router's init: its actions reach the router")
     func oneStepWiring() async throws {
         let provider = ActionSourceProvider()
-        let engine = RecordingEngine()
+        let engine = FakeCallEngine(unknownCalls: .accept)
         let router = CallRouter(engine: engine, provider: provider)
         await router.bind(Account(slot: 0, generation: 1), pushHint: "bob")
         #expect(provider.deliveries.records == [1])

@@ -9,7 +9,7 @@ import Testing
 /// push parameters gets it once per change, also when it came before the account.
 @Suite("Push token to REGISTER (fake engine)")
 struct PushTokenTests {
-    let engine = RecordingEngine()
+    let engine = FakeCallEngine(unknownCalls: .accept)
     let provider = RecordingProvider()
     let router: CallRouter
     let bob = Account(slot: 0, generation: 1)

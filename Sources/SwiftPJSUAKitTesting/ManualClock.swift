@@ -1,20 +1,24 @@
 import Foundation
-import PJSUATestSupport
 import SwiftPJSUA
 
 /// A clock that moves only when the test calls ``advance(by:)``.
 ///
 /// Sleepers whose deadline has passed are resumed by the advance; a sleeper whose deadline
 /// has already passed returns at once, so advancing before a task starts sleeping is no race
-/// as long as the test waits for the sleeper first (``waitForSleepers(_:)``).
+/// as long as the test waits for the sleeper first (``waitForSleepers(_:)``). Give it to
+/// ``FakeCallEngine/init(clock:unknownCalls:carriesVideo:)`` and scripted peers answer, ring
+/// and hang up when the test advances the clock, not after real time.
 public final class ManualClock: Clock, Sendable {
     /// A point on the manual clock: the time advanced since the clock was made.
     public struct Instant: InstantProtocol {
         /// Time since the clock's origin.
         public var offset: Duration
 
+        /// The instant `duration` later.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Whether `lhs` comes before `rhs`.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
@@ -32,14 +36,19 @@ public final class ManualClock: Clock, Sendable {
 
     private let state = Protected(State())
 
+    /// Creates a clock at offset zero.
     public init() {}
 
+    /// The current instant: the time advanced so far.
     public var now: Instant { state.withLock { $0.now } }
+    /// One nanosecond.
     public var minimumResolution: Duration { .nanoseconds(1) }
 
     /// How many tasks are sleeping on the clock.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Suspends until the clock has been advanced to `deadline`.
+    /// - Throws: `CancellationError` when the task is cancelled first.
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
