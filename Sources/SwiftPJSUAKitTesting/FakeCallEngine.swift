@@ -293,8 +293,9 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         return call
     }
 
-    /// Answers an incoming call: 180/183 make it `CallState/early`; 2xx
-    /// `CallState/connecting`, active media, then `CallState/confirmed`; 3xx–6xx end it.
+    /// Answers an incoming call: 180/183 make it `CallState/early`; 2xx gives active
+    /// media, `CallState/connecting`, then `CallState/confirmed` (the real engine's order
+    /// for a callee); 3xx–6xx end it.
     /// - Throws: as `PJSUA/answer(_:statusCode:headers:)`; an injected error.
     public func answer(_ call: Call, statusCode: Int, headers: [SIPHeader]) async throws {
         journal.append(.answer(call, statusCode))
@@ -513,9 +514,13 @@ public final class FakeCallEngine: CallEngine, CallControlling {
         }
     }
 
+    /// The order pjsua gives: a caller's media becomes active with the 2xx it receives
+    /// (after CONNECTING); a callee's with the answer it sends (before CONNECTING).
     private func connect(_ call: Call, statusCode: Int) {
+        let isCallee = state.withLock { $0.calls[call]?.role == .callee }
+        if isCallee { emitMedia(call, held: false) }
         emitState(call, .connecting, statusCode, Self.phrase(statusCode))
-        emitMedia(call, held: false)
+        if !isCallee { emitMedia(call, held: false) }
         emitState(call, .confirmed, statusCode, Self.phrase(statusCode))
     }
 

@@ -187,6 +187,25 @@ private struct ContractBed {
         #expect(endedStates.map(\.state) == [.calling, .connecting, .confirmed, .disconnected], "\(endedStates)")
         #expect(endedStates.last?.statusCode == 200, "\(endedStates)")
 
+        // An incoming call the app rings and answers, then hangs up.
+        let answering: Call? =
+            if let incoming { incoming() } else { try await place([], events: events).callee }
+        if let answering {
+            try await engine.answer(answering, statusCode: 180, headers: [])
+            try await engine.answer(answering, statusCode: 200, headers: [])
+            try await events.waitForState(.confirmed, of: answering)
+            try await engine.hangup(answering, statusCode: nil, headers: [])
+            try await events.waitForState(.disconnected, of: answering)
+            try await Task.sleep(for: .milliseconds(300))
+            let kinds = events.log.records.filter { $0.call == answering }.map(Self.kind)
+            print("contract answered incoming:", kinds)
+            #expect(
+                kinds == [
+                    "incomingCall", "incoming(0)", "early(180)", "media(active)", "connecting(200)",
+                    "confirmed(200)", "disconnected(200)",
+                ], "\(kinds)")
+        }
+
         // An incoming call (the fake's own; the engine's callee legs were checked above):
         // events(for:) replays the incoming-call event first.
         let arriving: Call? =
