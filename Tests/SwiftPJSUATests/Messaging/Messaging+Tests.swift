@@ -161,6 +161,74 @@ extension EngineTests {
         }
     }
 
+    @Test("MESSAGE with baresip both ways: each side gets the text; a non-reading engine's 480 reaches baresip")
+    func baresipMessages() async throws {
+        try await EngineHarness.run { h in
+            let reader = MessageReader(h.engine.messages)
+            let contact = "\"Engine\" <\(h.uri("engine"))>"
+            let peer = try await Baresip.start(
+                folder: h.folder, codecs: ["g711"], rtpPorts: UInt16.random(in: 40...49) * 1000,
+                commands: ["/message hello from baresip"], contacts: [contact], sipTrace: true)
+            try await reader.journal.wait("baresip's message") { !$0.isEmpty }
+            let message = try #require(reader.messages.first)
+            #expect(message.body == "hello from baresip")
+            #expect(message.from.uri == "sip:bob@127.0.0.1", "\(message.from)")
+            #expect(message.contentType == "text/plain")
+
+            let delivery = try await h.engine.sendMessage("hello from the engine", to: peer.uri, from: h.account)
+            #expect(delivery.statusCode == 200, "\(delivery)")
+            // baresip's SIP trace: the request with its body, and its 200.
+            try await peer.process.waitForOutput(containing: "hello from the engine")
+            let trace = peer.process.output
+            let request = try #require(trace.range(of: "MESSAGE \(peer.uri) SIP/2.0"), "\(trace.suffix(1500))")
+            #expect(trace[request.upperBound...].contains("SIP/2.0 200 OK"))
+            #expect(!peer.process.output.contains(PJSUA.noMessageConsumerReason), "\(peer.process.output.suffix(800))")
+            peer.process.stop()
+
+            // Nothing reads now: baresip is told 480 with the engine's reason phrase (a second
+            // baresip in the same folder, the first one stopped: its output file starts anew).
+            await reader.stop()
+            let second = try await Baresip.start(
+                folder: h.folder, codecs: ["g711"], rtpPorts: UInt16.random(in: 40...49) * 1000,
+                commands: ["/message anyone?"], contacts: [contact])
+            defer { second.process.stop() }
+            try await second.process.waitForOutput(containing: "480 \(PJSUA.noMessageConsumerReason)")
+            #expect(reader.messages.count == 1)
+        }
+    }
+
+    @Test("CLI: message delivers to listen --messages (200, printed); without --messages listen refuses it (480)")
+    func cliMessages() async throws {
+        try await withTemporaryFolder { folder in
+            for reading in [true, false] {
+                let port = FreePort.udp()
+                let arguments =
+                    ["listen", "--bind", "127.0.0.1", "--port", String(port)] + (reading ? ["--messages"] : [])
+                let listener = try await PeerProcess.swiftpjsua("swiftpjsua-listen", arguments, folder: folder)
+                defer { listener.stop() }
+                let sender = try await PeerProcess.swiftpjsua(
+                    "swiftpjsua-message",
+                    ["message", "sip:someone@127.0.0.1:\(port)", "--bind", "127.0.0.1", "--text", "two\nlines"],
+                    folder: folder)
+                let status = try await sender.waitForExit(timeout: .seconds(20))
+                if reading {
+                    #expect(status == 0, "\(sender.output)")
+                    #expect(sender.output.contains("message delivered 200 OK"), "\(sender.output)")
+                    try await listener.waitForOutput(containing: "message from sip:127.0.0.1 text/plain: two\\nlines")
+                } else {
+                    #expect(status == 1, "\(sender.output)")
+                    #expect(sender.output.contains("message refused 480 \(PJSUA.noMessageConsumerReason)"))
+                    #expect(!listener.output.contains("message from"), "\(listener.output)")
+                }
+            }
+            // A bad URI is a usage error (64) before anything is sent.
+            let bad = try await PeerProcess.swiftpjsua(
+                "swiftpjsua-message-bad", ["message", "not a uri", "--bind", "127.0.0.1", "--text", "x"], folder: folder
+            )
+            #expect(try await bad.waitForExit(timeout: .seconds(20)) == 64, "\(bad.output)")
+        }
+    }
+
     @Test(
         "sendMessage misuse throws typed errors; a send pending at shutdown throws shutDown; after shutdown, shutDown")
     func messageMisuse() async throws {
