@@ -26,13 +26,21 @@ public struct Baresip: Sendable {
     ///   - rtpPorts: the first port of a window of 1000 for RTP.
     ///   - accountParameters: more parameters of the account line (`;mediaenc=srtp-mand`).
     ///   - commands: menu commands run at start (`/dial sip:…`).
+    ///   - contacts: lines of its `contacts` file (`"Name" <sip:…>`); the first is the current
+    ///     contact, which `/message TEXT` (the `contact` module, loaded when there are
+    ///     contacts) sends to.
+    ///   - sipTrace: print every SIP message sent and received (`-s`): what baresip saw on
+    ///     the wire, in its output. (baresip 1.0 shows a received MESSAGE only to a UI module
+    ///     with an output handler, which a headless peer has not.)
     public static func start(
         folder: TemporaryFolder, codecs: [String], modules: [String] = [], rtpPorts: UInt16,
         accountParameters: String = "",
-        commands: [String] = []
+        commands: [String] = [], contacts: [String] = [], sipTrace: Bool = false
     ) async throws -> Baresip {
         let port = FreePort.udp()
-        let moduleLines = (codecs + ["ausine", "aubridge", "sndfile"] + modules + ["account", "menu"])
+        let contactModule = contacts.isEmpty ? [] : ["contact"]
+        let moduleLines =
+            (codecs + ["ausine", "aubridge", "sndfile"] + modules + ["account"] + contactModule + ["menu"])
             .map { "module \($0).so" }
         let config =
             [
@@ -43,9 +51,14 @@ public struct Baresip: Sendable {
         try config.joined(separator: "\n").write(to: folder.file("config"), atomically: true, encoding: .utf8)
         try "<sip:bob@127.0.0.1:\(port)>;regint=0;answermode=auto\(accountParameters)\n"
             .write(to: folder.file("accounts"), atomically: true, encoding: .utf8)
+        if !contacts.isEmpty {
+            try (contacts.joined(separator: "\n") + "\n").write(
+                to: folder.file("contacts"), atomically: true, encoding: .utf8)
+        }
         let process = try PeerProcess(
             "baresip", executable: executable,
-            arguments: ["-f", folder.url.path] + commands.flatMap { ["-e", $0] }, folder: folder, lifetimeSeconds: 60)
+            arguments: (sipTrace ? ["-s"] : []) + ["-f", folder.url.path] + commands.flatMap { ["-e", $0] },
+            folder: folder, lifetimeSeconds: 60)
         try await process.waitForOutput(containing: "baresip is ready.")
         return Baresip(process: process, port: port, folder: folder)
     }

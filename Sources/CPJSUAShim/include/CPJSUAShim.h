@@ -284,4 +284,10 @@ pj_status_t cpj_register_push_contact_module(void);
 pj_str_t cpj_push_params_header_name(void);
 pj_status_t cpj_register_expires_guard(void);
 
+/* im_consent.c: out-of-dialog MESSAGE taken by pjsua only while the app consumes messages;
+ * 480 otherwise. */
+pj_status_t cpj_register_im_consent(void);
+void cpj_im_set_consumer_count(int count);
+pj_str_t cpj_im_no_consumer_reason(void);
+
 #endif

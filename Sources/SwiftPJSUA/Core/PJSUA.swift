@@ -273,6 +273,10 @@ public actor PJSUA {
         runtime.bridge.isDestroying.withLock { $0 = true }
         Native.removeAllBridgePorts(bridge: runtime.bridge)
         Native.destroy()
+        // A MESSAGE still waiting for its response will not get one now.
+        for send in runtime.bridge.messages.withLock({ $0.takeAll() }) {
+            send.resume(throwing: PJSUAUsageError.shutDown)
+        }
         for call in hub.liveCalls.keys {
             hub.synthesizeEnd(of: call, reason: Self.engineShutDownReason)
         }

@@ -6,7 +6,7 @@ struct Listen: Command {
     static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
         .union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
         .union(CallFeatures.optionNames)
-    static let flagOptions = EngineOptions.flags.union(["quiet", "echo", "follow-network"])
+    static let flagOptions = EngineOptions.flags.union(["quiet", "echo", "follow-network", "messages"])
         .union(CallFeatures.flagNames)
     static let interruptedStatus: Int32 = 0
 
@@ -20,6 +20,8 @@ struct Listen: Command {
     let features: CallFeatures
     let statsFile: String?
     let quiet: Bool
+    /// `--messages`: take incoming MESSAGEs and print them.
+    let messages: Bool
     let engineOptions: EngineOptions
 
     init(_ options: Options) throws(UsageError) {
@@ -36,6 +38,7 @@ struct Listen: Command {
         features = try CallFeatures(options)
         statsFile = options.string("stats-file")
         quiet = options.flags.contains("quiet")
+        messages = options.flags.contains("messages")
         engineOptions = try EngineOptions(options, port: UInt16(port))
     }
 
@@ -56,6 +59,8 @@ struct Listen: Command {
         in session: EngineSession, printer: EventPrinter, delivery: Task<LatencyHistogram, Never>?
     ) async throws -> Int32 {
         let (engine, events, signals) = (session.engine, session.events, SignalShutdown.shared)
+        let messageReader = messages ? MessagePrinter.start(engine, printer: printer) : nil
+        defer { messageReader?.cancel() }
         // Printed once calls can be taken: the account exists (an INVITE that arrives between
         // the transport's bind and the account's creation is answered 480).
         if let transport = try await engine.transports().first {

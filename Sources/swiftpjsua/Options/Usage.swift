@@ -11,11 +11,12 @@ let usage = """
                                    (--answer-after: ring with 180 first, answer S seconds
                                    later; --max-calls: most simultaneous calls, 1 up to the
                                    build's limit, see `version`; more get 486)
-             [--echo] [--quiet] [--stats-file F]
+             [--echo] [--quiet] [--stats-file F] [--messages]
                                    --echo: send each call back what it receives (through
                                    the audio frame API); --quiet: no line per event;
                                    --stats-file: at exit, write event-delivery latency
-                                   (p50/p99/max in µs)
+                                   (p50/p99/max in µs); --messages: take incoming
+                                   MESSAGEs (200) and print them (without it they get 480)
       call URI                     place a call; exit 0 when it was confirmed and ended
                                    (not by --media-timeout or a lost connection); when
                                    the far end transfers it (REFER), follow the new call
@@ -23,12 +24,15 @@ let usage = """
                                    (at most SIP's T2, 4 s) to ACK a retransmitted 200
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
            [call features]
+      message URI --text T         send one MESSAGE and print its final status; exit 0
+              [--content-type C] [--port P] [--bind ADDR]
+                                   for a 2xx (default type text/plain)
       register --registrar URI --id URI [--username U --password-env VAR] [--once]
                                    register and print registration events until stopped;
                                    with --once: register, print the outcome, unregister,
                                    exit 0 only if the registration succeeded
 
-    account options (for register, call and listen; without them call and listen use a
+    account options (for register, call, message and listen; without them call and listen use a
     local account on their own address):
       --registrar URI              the registrar, e.g. sip:sip.example.com
       --id URI                     the account's identity (address-of-record)

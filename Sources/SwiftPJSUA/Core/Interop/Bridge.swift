@@ -18,6 +18,8 @@ final class EngineBridge: Sendable {
     /// Network changes: the one in progress, how many were started, and which change each
     /// incoming call arrived after (``NetworkChangeState``).
     let network = Protected(NetworkChangeState())
+    /// Messages: the MESSAGE requests we sent that wait for their final response.
+    let messages = Protected(MessagesState())
     /// Media-inactivity and lost-connection detection (settings, watches, connections).
     let deadPeers = DeadPeerWatch()
     /// What the engine keeps per account: configuration, wanted registration, retries.

@@ -38,6 +38,9 @@ enum Native {
             config.cb.on_call_replaced = { onCallReplaced($0, $1) }
             config.cb.on_call_tsx_state = { onCallTransactionState($0, $1, $2) }
             config.cb.on_transport_state = { onTransportState($0, $1, $2) }
+            config.cb.on_pager2 = { onPager($0, $1, $2, $3, $4, $5, $6, $7) }
+            config.cb.on_pager_status2 = { onPagerStatus($0, $1, $2, $3, $4, $5, $6, $7, $8) }
+            config.cb.on_typing2 = { onTyping($0, $1, $2, $3, $4, $5, $6) }
             applyNameservers(configuration.dns, to: &config, scope: scope)
             config.cb.on_ip_change_progress = { onIPChangeProgress($0, $1, $2) }
 
@@ -100,6 +103,8 @@ enum Native {
             // IPv4 media addresses in received SDP, for accounts with nat64, into the NAT64
             // prefix (pjmedia would otherwise be left with no remote address on Linux).
             try PJ.check(cpj_register_nat64_module(), "pjsip_endpt_register_module")
+            // 480 (not pjsua's unconditional 200) for a MESSAGE while nothing consumes messages.
+            try PJ.check(cpj_register_im_consent(), "pjsip_endpt_register_module")
             try setUpDNS(configuration.dns)
             applyTimers(configuration.timers)
 

@@ -1,0 +1,45 @@
+/*
+ * Incoming MESSAGE requests (RFC 3428), inside or outside a dialog, before pjsua sees them.
+ * pjsua answers every one 200 OK and then hands it to its callback, so a sender is told
+ * "delivered" for a message nobody reads. This module lets pjsua take a MESSAGE only while
+ * the engine has a consumer for messages; otherwise it answers 480 Temporarily Unavailable
+ * (RFC 3261 §21.4.18: the UA was reached, the user is not available), with no Retry-After
+ * so the sender does not queue retries. It sits just ahead of the UA layer, which would
+ * route an in-dialog MESSAGE to the call (pjsua answers that one 200 as well); a stateless
+ * 480 leaves the dialog as it was (a non-INVITE request does not change dialog state beyond
+ * the remote CSeq, and a later request's higher CSeq is accepted).
+ */
+#include "CPJSUAShim.h"
+
+/* How many message consumers the Swift side has: read on pjsip's threads, written on any. */
+static int cpj_im_consumer_count;
+
+void cpj_im_set_consumer_count(int count) { __atomic_store_n(&cpj_im_consumer_count, count, __ATOMIC_SEQ_CST); }
+
+/* The reason phrase of the 480 a MESSAGE gets while nothing consumes messages. */
+pj_str_t cpj_im_no_consumer_reason(void) { return pj_str((char *)"No Message Consumer"); }
+
+static pj_bool_t cpj_im_on_rx_request(pjsip_rx_data *rdata) {
+    const pjsip_msg *msg = rdata->msg_info.msg;
+    pj_str_t reason;
+    if (pjsip_method_cmp(&msg->line.req.method, &pjsip_message_method) != 0) return PJ_FALSE;
+    if (__atomic_load_n(&cpj_im_consumer_count, __ATOMIC_SEQ_CST) > 0) return PJ_FALSE;
+    reason = cpj_im_no_consumer_reason();
+    pjsip_endpt_respond_stateless(pjsua_get_pjsip_endpt(), rdata, PJSIP_SC_TEMPORARILY_UNAVAILABLE, &reason, NULL,
+                                  NULL);
+    return PJ_TRUE;
+}
+
+/* Registers the module with the endpoint pjsua_init just created; call once per pjsua_init
+ * (pjsip_endpt_destroy unregisters it). */
+pj_status_t cpj_register_im_consent(void) {
+    static pjsip_module module;
+    pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
+    if (!endpt) return PJ_EINVALIDOP;
+    pj_bzero(&module, sizeof(module));
+    module.name = pj_str((char *)"mod-swiftpjsua-im-consent");
+    module.id = -1;
+    module.priority = PJSIP_MOD_PRIORITY_UA_PROXY_LAYER - 1;
+    module.on_rx_request = &cpj_im_on_rx_request;
+    return pjsip_endpt_register_module(endpt, &module);
+}

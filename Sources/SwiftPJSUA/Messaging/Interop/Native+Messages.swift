@@ -1,0 +1,130 @@
+import CPJSUAShim
+
+/// The messages capability's state on the bridge: sends waiting for their final response,
+/// by the token passed to pjsua as the request's user data.
+struct MessagesState {
+    var pending: [UInt64: CheckedContinuation<MessageDelivery, any Error>] = [:]
+
+    /// Takes every waiting send out (at shutdown, to fail them).
+    mutating func takeAll() -> [CheckedContinuation<MessageDelivery, any Error>] {
+        defer { pending = [:] }
+        return Array(pending.values)
+    }
+}
+
+/// The live ``PJSUA/messages`` streams, process-wide like pjsua. Their count is what the
+/// C module (im_consent.c) reads to decide between pjsua's 200 and a 480.
+final class MessageConsumers: Sendable {
+    static let shared = MessageConsumers()
+
+    private let streams = Protected<(next: UInt64, all: [UInt64: AsyncStream<MessageEvent>.Continuation])>((0, [:]))
+
+    func subscribe() -> AsyncStream<MessageEvent> {
+        let (stream, continuation) = AsyncStream<MessageEvent>.makeStream()
+        let id = streams.withLock { state -> UInt64 in
+            state.next += 1
+            state.all[state.next] = continuation
+            cpj_im_set_consumer_count(Int32(state.all.count))
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.streams.withLock { state in
+                state.all[id] = nil
+                cpj_im_set_consumer_count(Int32(state.all.count))
+            }
+        }
+        return stream
+    }
+
+    /// Yields to every live stream; `false` when there is none.
+    @discardableResult
+    func deliver(_ event: MessageEvent) -> Bool {
+        streams.withLock { state in
+            for continuation in state.all.values { continuation.yield(event) }
+            return !state.all.isEmpty
+        }
+    }
+}
+
+extension Native {
+    /// `pjsua_im_send` with the token as user data (``onPagerStatus`` finds the waiting send by it).
+    static func sendMessage(
+        _ body: String, to uri: String, from account: pjsua_acc_id, contentType: String, headers: [SIPHeader],
+        token: UInt64
+    ) throws(PJSUAError) {
+        let scope = StringScope()
+        var target = scope.pj(uri)
+        var mime = scope.pj(contentType)
+        var content = scope.pj(body)
+        let status = withMessageData(headers) { data in
+            pjsua_im_send(account, &target, &mime, &content, data, UnsafeMutableRawPointer(bitPattern: UInt(token)))
+        }
+        try PJ.check(status, "pjsua_im_send", subject: uri)
+    }
+
+    /// `pjsua_im_typing`.
+    static func sendTyping(_ isTyping: Bool, to uri: String, from account: pjsua_acc_id) throws(PJSUAError) {
+        let status = PJ.withPJString(uri) { target in
+            var target = target
+            return pjsua_im_typing(account, &target, isTyping ? 1 : 0, nil)
+        }
+        try PJ.check(status, "pjsua_im_typing", subject: uri)
+    }
+
+    /// The sender as a ``SIPAddress``: pjsua prints the From header (display-name and URI).
+    fileprivate static func sender(_ from: UnsafePointer<pj_str_t>?) -> SIPAddress {
+        SIPAddress(parsing: from.map { PJ.string($0.pointee) } ?? "")
+    }
+
+    fileprivate static func callHandle(_ slot: pjsua_call_id) -> Call? {
+        slot == pjsua_call_id(cpj_invalid_id()) ? nil : Handles.call(slot)
+    }
+}
+
+// MARK: - C callbacks (pjsua's threads; they copy and hand over, never block)
+
+func onPager(
+    _ callSlot: pjsua_call_id, _ from: UnsafePointer<pj_str_t>?, _ to: UnsafePointer<pj_str_t>?,
+    _ contact: UnsafePointer<pj_str_t>?, _ mime: UnsafePointer<pj_str_t>?, _ body: UnsafePointer<pj_str_t>?,
+    _ rdata: UnsafeMutablePointer<pjsip_rx_data>?, _ accountSlot: pjsua_acc_id
+) {
+    let contactText = contact.map { PJ.string($0.pointee) } ?? ""
+    let message = IncomingMessage(
+        account: Handles.account(accountSlot), call: Native.callHandle(callSlot), from: Native.sender(from),
+        to: SIPAddress(parsing: to.map { PJ.string($0.pointee) } ?? "").uri,
+        contact: contactText.isEmpty ? nil : SIPAddress(parsing: contactText).uri,
+        contentType: mime.map { PJ.string($0.pointee) } ?? "", body: body.map { PJ.string($0.pointee) } ?? "",
+        headers: rdata.map(Native.headers(of:)) ?? [])
+    MessageConsumers.shared.deliver(.message(message))
+}
+
+func onPagerStatus(
+    _ callSlot: pjsua_call_id, _ to: UnsafePointer<pj_str_t>?, _ body: UnsafePointer<pj_str_t>?,
+    _ userData: UnsafeMutableRawPointer?, _ status: pjsip_status_code, _ reason: UnsafePointer<pj_str_t>?,
+    _ tdata: UnsafeMutablePointer<pjsip_tx_data>?, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?,
+    _ accountSlot: pjsua_acc_id
+) {
+    guard let bridge = EngineBridge.active(), let userData else { return }
+    let token = UInt64(UInt(bitPattern: userData))
+    let delivery = MessageDelivery(statusCode: Int(status.rawValue), reason: reason.map { PJ.string($0.pointee) } ?? "")
+    // pjsua reports only final responses here (and retries a challenge itself).
+    guard delivery.statusCode >= 200 else { return }
+    guard let waiting = bridge.messages.withLock({ $0.pending.removeValue(forKey: token) }) else { return }
+    // pjsua_destroy ends the transactions still running with a local 503; no far end said it.
+    if bridge.isDestroying.withLock({ $0 }) {
+        waiting.resume(throwing: PJSUAUsageError.shutDown)
+    } else {
+        waiting.resume(returning: delivery)
+    }
+}
+
+func onTyping(
+    _ callSlot: pjsua_call_id, _ from: UnsafePointer<pj_str_t>?, _ to: UnsafePointer<pj_str_t>?,
+    _ contact: UnsafePointer<pj_str_t>?, _ isTyping: pj_bool_t, _ rdata: UnsafeMutablePointer<pjsip_rx_data>?,
+    _ accountSlot: pjsua_acc_id
+) {
+    let indication = TypingIndication(
+        account: Handles.account(accountSlot), call: Native.callHandle(callSlot), from: Native.sender(from),
+        isTyping: isTyping != 0)
+    MessageConsumers.shared.deliver(.typing(indication))
+}
