@@ -37,8 +37,9 @@ final class EventHub: Sendable {
         var finished = false
         /// Calls seen and not yet ended, with their last known Call-ID.
         var liveCalls: [Call: String] = [:]
-        /// Generations of calls that have delivered their terminal event.
-        var endedCalls: Set<UInt64> = []
+        /// Which calls have delivered their terminal event, in memory bounded by the call
+        /// slots rather than by the calls ever made.
+        var ended = EndedCalls()
         /// The events that describe each live call now, by generation, replayed to a new
         /// subscription to that call.
         var snapshots: [UInt64: CallSnapshot] = [:]
@@ -121,7 +122,8 @@ final class EventHub: Sendable {
         // Under `delivery`: no event is handed over between the snapshot and the registration.
         delivery.withLock { _ in
             let registered: (id: UInt64, snapshot: [PJSUAEvent])? = state.withLock { state in
-                guard let id = Self.add(sink, filter: call.generation, to: &state, firstGeneration: firstGeneration)
+                guard !state.ended.contains(call),
+                    let id = Self.add(sink, filter: call.generation, to: &state, firstGeneration: firstGeneration)
                 else { return nil }
                 return (id, state.snapshots[call.generation]?.events ?? [])
             }
@@ -168,7 +170,9 @@ final class EventHub: Sendable {
         -> UInt64?
     {
         if state.finished { return nil }
-        if let generation, state.endedCalls.contains(generation) || generation < firstGeneration { return nil }
+        // A generation given here without its call is one reserved for a call about to be
+        // placed (``subscribe(generation:)``): it cannot have ended yet.
+        if let generation, generation < firstGeneration { return nil }
         let id = state.nextID
         state.nextID += 1
         state.subscribers[id] = Subscriber(sink: sink, filter: generation)
@@ -206,7 +210,7 @@ final class EventHub: Sendable {
                 var outgoing = [event]
                 var isTerminal = false
                 if let call = event.call {
-                    if state.endedCalls.contains(call.generation) || isFromEarlierRun(call) { return nil }
+                    if state.ended.contains(call) || isFromEarlierRun(call) { return nil }
                     if case .transferStatus(var progress) = event {
                         guard let pending = state.transfers[call.generation] else { return nil }
                         if let transferID, pending.id != transferID || pending.notified { return nil }
@@ -229,7 +233,7 @@ final class EventHub: Sendable {
                             state.reconnecting.remove(call.generation)
                             isTerminal = true
                             state.liveCalls.removeValue(forKey: call)
-                            state.endedCalls.insert(call.generation)
+                            state.ended.insert(call, live: state.liveCalls.keys)
                             state.snapshots.removeValue(forKey: call.generation)
                             if state.transfers.removeValue(forKey: call.generation) != nil {
                                 // RFC 3515 gives the REFER no outcome now; it gets one, before the end.
@@ -245,6 +249,7 @@ final class EventHub: Sendable {
                     } else if state.liveCalls[call] == nil {
                         state.liveCalls[call] = ""
                     }
+                    if !isTerminal { state.ended.noteLive(call, live: state.liveCalls.keys) }
                     if !isTerminal { state.snapshots[call.generation, default: CallSnapshot()].record(event) }
                 }
                 return outgoing.enumerated().map { index, outgoingEvent in
@@ -283,7 +288,7 @@ final class EventHub: Sendable {
     /// when the call has ended or already has a REFER pending.
     func beginTransfer(on call: Call, id: UInt64) -> Bool {
         state.withLock { state in
-            guard !state.finished, !state.endedCalls.contains(call.generation), !isFromEarlierRun(call),
+            guard !state.finished, !state.ended.contains(call), !isFromEarlierRun(call),
                 state.transfers[call.generation] == nil
             else { return false }
             state.transfers[call.generation] = PendingTransfer(call: call, id: id)
@@ -317,14 +322,20 @@ final class EventHub: Sendable {
     func suppress(_ call: Call) {
         state.withLock { state in
             state.liveCalls.removeValue(forKey: call)
-            state.endedCalls.insert(call.generation)
+            state.ended.insert(call, live: state.liveCalls.keys)
             state.snapshots.removeValue(forKey: call.generation)
         }
     }
 
     /// Whether the call has delivered its terminal event.
     func hasEnded(_ call: Call) -> Bool {
-        isFromEarlierRun(call) || state.withLock { $0.endedCalls.contains(call.generation) }
+        isFromEarlierRun(call) || state.withLock { $0.ended.contains(call) }
+    }
+
+    /// What the ended-call bookkeeping holds: the slots it tracks and the generations it
+    /// keeps above their floors (for tests of its bound).
+    var endedBookkeeping: (slots: Int, retained: Int) {
+        state.withLock { ($0.ended.slotCount, $0.ended.retainedCount) }
     }
 
     /// Calls that have been seen and have not ended, with their Call-IDs.
@@ -364,5 +375,60 @@ final class EventHub: Sendable {
             }
             subscribers.values.forEach { $0.sink.finish() }
         }
+    }
+}
+
+/// The calls that have delivered their terminal event, kept per call slot as a floor and a
+/// few generations above it, so that memory does not grow with every call ever made.
+///
+/// pjsua holds one call per slot at a time and gives a slot to a new call only after the
+/// previous one there is gone, and generations only grow. So on each slot, once every
+/// generation at or below some value that the hub has seen is ended, every generation at
+/// or below it is ended (one the hub never saw held the slot before a later call did, so
+/// pjsua is done with it): the floor. A generation above the floor is ended when it is in
+/// the slot's small set; the set keeps only those above a call still live on that slot
+/// (a terminal event can be delivered after a later call on the slot has been seen).
+struct EndedCalls {
+    private struct Slot {
+        /// Every generation at or below it has ended.
+        var floor: UInt64 = 0
+        /// Ended generations above `floor`.
+        var above: Set<UInt64> = []
+    }
+
+    private var slots: [Int32: Slot] = [:]
+
+    /// How many generations are kept above the floors, over every slot (for tests).
+    var retainedCount: Int { slots.values.reduce(0) { $0 + $1.above.count } }
+
+    /// How many slots are tracked (for tests).
+    var slotCount: Int { slots.count }
+
+    func contains(_ call: Call) -> Bool {
+        guard let slot = slots[call.slot] else { return false }
+        return call.generation <= slot.floor || slot.above.contains(call.generation)
+    }
+
+    /// Records the terminal event of `call`; `live` are the calls not ended (`call` not among them).
+    mutating func insert(_ call: Call, live: some Sequence<Call>) {
+        slots[call.slot, default: Slot()].above.insert(call.generation)
+        compact(call.slot, live: live)
+    }
+
+    /// A call was seen before its end: lower generations on its slot may now fold into the floor.
+    mutating func noteLive(_ call: Call, live: some Sequence<Call>) {
+        guard let slot = slots[call.slot], !slot.above.isEmpty else { return }
+        compact(call.slot, live: live)
+    }
+
+    private mutating func compact(_ slotID: Int32, live: some Sequence<Call>) {
+        guard var slot = slots[slotID] else { return }
+        // The floor may rise to the highest ended generation below every live call on the slot.
+        let lowestLive = live.lazy.filter { $0.slot == slotID }.map(\.generation).min() ?? .max
+        if let top = slot.above.filter({ $0 < lowestLive }).max() {
+            slot.floor = max(slot.floor, top)
+            slot.above = slot.above.filter { $0 > slot.floor }
+        }
+        slots[slotID] = slot
     }
 }
