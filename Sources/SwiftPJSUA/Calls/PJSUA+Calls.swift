@@ -19,7 +19,17 @@ extension PJSUA {
         let accountSlot = try liveSlot(account)
         guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
         try Self.validateHeaders(headers)
-        return try Native.makeCall(to: uri, from: accountSlot, headers: headers)
+        return try Native.makeCall(to: uri, from: accountSlot, headers: headers + policyHeaders(of: account))
+    }
+
+    /// The engine's private headers for a request or answer of `account` (`nil`: unknown, or
+    /// a local account): the marker that takes `100rel` out of `Supported` when the account's
+    /// ``AccountConfiguration/reliableProvisionals`` is ``ReliableProvisionalPolicy/off``.
+    func policyHeaders(of account: Account?) throws -> [SIPHeader] {
+        guard let account, let configuration = try runtime().bridge.accountRecords.configuration(of: account) else {
+            return []
+        }
+        return configuration.reliableProvisionals == .off ? [Native.no100relMarker] : []
     }
 
     /// Throws for a header whose name is not an RFC 3261 token, whose value could break out
@@ -45,6 +55,8 @@ extension PJSUA {
         "content-type", "c", "contact", "m", "route", "record-route",
         // The engine's own carrier of REGISTER push parameters (cpj_register_push_contact_module).
         "x-swiftpjsua-contact-uri-params",
+        // The engine's marker for an account with 100rel off (cpj_register_no_100rel_module).
+        "x-swiftpjsua-no-100rel",
     ]
 
     /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.
@@ -74,7 +86,9 @@ extension PJSUA {
         // A network change since the INVITE arrived: the answer names the current Contact.
         // The arrival and the change count are read under one lock.
         let moved = try runtime().bridge.network.withLock { $0.changed(sinceArrivalOf: call) }
-        try Native.answer(slot, statusCode: statusCode, headers: headers, refreshingContact: moved)
+        let account = try runtime().bridge.calls.withLock { $0.callAccounts[call.generation] }
+        try Native.answer(
+            slot, statusCode: statusCode, headers: headers + policyHeaders(of: account), refreshingContact: moved)
     }
 
     /// Ends a call: CANCEL before an answer, a final response to an unanswered incoming
