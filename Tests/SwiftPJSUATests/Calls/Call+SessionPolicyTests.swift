@@ -75,6 +75,33 @@ extension EngineTests {
         }
     }
 
+    @Test("sessionPolicy: an account with 100rel off answers with no 100rel in Supported")
+    func sessionPolicyOff100relAnswer() async throws {
+        try await EngineHarness.run { h in
+            let off = try await Self.policyAccount(h, user: "off") { $0.reliableProvisionals = .off }
+            // sipp's built-in UAC calls sip:off@…, which is the account above.
+            let sipp = try await h.sippCaller("uac", extra: ["-s", "off"])
+            let call = try await h.log.incomingCall(fromUser: "sipp")
+            #expect(try await h.engine.callInfo(call).account == off)
+            try await h.engine.answer(call, statusCode: 180)
+            try await h.engine.answer(call)
+            try await h.log.first("sipp's BYE") { $0.isState(.disconnected, of: call) }
+            try await sipp.expectFinished()
+            let answers = sipp.messageBlocks.filter {
+                $0.direction == .received && $0.firstLine.hasPrefix("SIP/2.0 ")
+                    && $0.header("CSeq")?.hasSuffix("INVITE") == true && !$0.firstLine.hasPrefix("SIP/2.0 100")
+            }
+            try #require(answers.count == 2, "\(sipp.messages)")
+            for answer in answers {
+                #expect(!Self.optionTags(answer.header("Supported")).contains("100rel"), "\(answer.lines)")
+                #expect(answer.header("Require") == nil && answer.header("RSeq") == nil, "\(answer.lines)")
+            }
+            // The 200 keeps the rest of pjsua's Supported (session timers are on by default).
+            #expect(Self.optionTags(answers[1].header("Supported")).contains("timer"), "\(answers[1].lines)")
+            #expect(!sipp.messages.lowercased().contains("x-swiftpjsua"))
+        }
+    }
+
     @Test("sessionPolicy: Min-SE under 90 s, an interval under Min-SE and unknown policy names are refused")
     func sessionPolicyValidation() async throws {
         try await EngineHarness.run { h in
