@@ -202,7 +202,7 @@ extension EngineTests {
         }
     }
 
-    @Test("sessionPolicy: update without SDP reaches the peer with no body; reinvite with SDP is answered")
+    @Test("sessionPolicy: update without SDP reaches the peer with no body; reinvite with and without SDP is answered")
     func sessionPolicyUpdateAndReinvite() async throws {
         try await withSipp(scenario: "uas_update_and_reinvite.xml") { sipp in
             try await EngineHarness.run { h in
@@ -214,11 +214,13 @@ extension EngineTests {
                         $0.direction == .sent && $0.header("CSeq")?.hasSuffix("UPDATE") == true
                     }
                 }
-                let mediaEvents = h.log.events.filter { $0.media(of: call) != nil }.count
-                try await h.engine.reinvite(call)
-                // The answer to the offer renegotiates the media: one more media event.
-                try await h.log.wait("the re-INVITE's media") { events in
-                    events.filter { $0.media(of: call) != nil }.count > mediaEvents
+                // Each answered offer renegotiates the media: one more media event each.
+                for includingSDP in [true, false] {
+                    let mediaEvents = h.log.events.filter { $0.media(of: call) != nil }.count
+                    try await h.engine.reinvite(call, includingSDP: includingSDP)
+                    try await h.log.wait("the re-INVITE's media (SDP: \(includingSDP))") { events in
+                        events.filter { $0.media(of: call) != nil }.count > mediaEvents
+                    }
                 }
                 try await h.hangUp(call)
                 try await sipp.expectFinished()
@@ -229,9 +231,15 @@ extension EngineTests {
                 let invites = sipp.messageBlocks.filter {
                     $0.direction == .received && $0.firstLine.hasPrefix("INVITE ")
                 }
-                try #require(invites.count == 2)
+                try #require(invites.count == 3)
                 #expect(invites[1].header("Content-Type") == "application/sdp", "\(invites[1].lines)")
                 #expect(invites[1].lines.contains { $0.hasPrefix("m=audio ") })
+                // Without SDP: no body; the answer to sipp's offer comes in the ACK.
+                #expect(invites[2].header("Content-Length") == "0", "\(invites[2].lines)")
+                #expect(invites[2].header("Content-Type") == nil, "\(invites[2].lines)")
+                let acks = sipp.messageBlocks.filter { $0.direction == .received && $0.firstLine.hasPrefix("ACK ") }
+                try #require(acks.count == 3)
+                #expect(acks[2].header("Content-Type") == "application/sdp", "\(acks[2].lines)")
                 #expect(h.log.states(of: call).filter { $0 == .disconnected }.count == 1)
             }
         }
