@@ -283,9 +283,10 @@ pj_status_t cpj_register_rfc_checks(void);
 pj_status_t cpj_register_push_contact_module(void);
 pj_str_t cpj_push_params_header_name(void);
 pj_status_t cpj_register_expires_guard(void);
-/* no_100rel.c: 100rel out of Supported for accounts with it off; session refresh outcomes */
-pj_status_t cpj_register_no_100rel_module(void);
-pj_str_t cpj_no_100rel_header_name(void);
+/* supported_tags.c: 100rel and timer out of Supported for accounts with them off; session
+ * refresh outcomes */
+pj_status_t cpj_register_drop_supported_module(void);
+pj_str_t cpj_drop_supported_header_name(void);
 int cpj_event_refresh_outcome(pjsip_transaction *tsx, const pjsip_event *e, pj_bool_t *local);
 
 #endif

@@ -22,7 +22,8 @@ public struct ReliableProvisionalPolicy: Sendable, Hashable, RawRepresentable, C
     public static let supported = ReliableProvisionalPolicy(rawValue: "supported")
     /// Send `Require: 100rel` in the account's INVITEs and send every 18x of its incoming calls
     /// reliably (`PJSUA_100REL_MANDATORY`). A peer that does not support 100rel rejects the
-    /// INVITE with 420 Bad Extension, and the call ends with that status.
+    /// INVITE with 420 Bad Extension, and the call ends with that status; an incoming INVITE
+    /// without `Supported: 100rel` is answered 421 Extension Required.
     public static let required = ReliableProvisionalPolicy(rawValue: "required")
 
     /// The policy's name.
@@ -55,14 +56,17 @@ public struct SessionTimers: Sendable, Hashable {
         /// - Parameter rawValue: the name.
         public init(rawValue: String) { self.rawValue = rawValue }
 
-        /// Not used: no `timer` in `Supported`, no `Session-Expires` (`PJSUA_SIP_TIMER_INACTIVE`).
-        /// An incoming INVITE that requires timers is rejected with 420.
+        /// Not used (`PJSUA_SIP_TIMER_INACTIVE`): no `Session-Expires`, and `timer` is left out of
+        /// the `Supported` header of the account's INVITEs and answers (pjsua advertises it for
+        /// every account, so a peer could pick us as a refresher that never refreshes). An
+        /// incoming INVITE that requires timers (`Require: timer`) still gets them: pjsua
+        /// honours the requirement.
         public static let off = Mode(rawValue: "off")
         /// The default: advertised in `Supported` and used when the peer uses them too
         /// (`PJSUA_SIP_TIMER_OPTIONAL`).
         public static let optional = Mode(rawValue: "optional")
         /// Required: `Require: timer` in the account's INVITEs, and an incoming INVITE without
-        /// timer support is rejected with 420 (`PJSUA_SIP_TIMER_REQUIRED`).
+        /// `Supported: timer` is answered 421 Extension Required (`PJSUA_SIP_TIMER_REQUIRED`).
         public static let required = Mode(rawValue: "required")
         /// Always used, even when the peer does not support them: the engine then refreshes
         /// the session itself (`PJSUA_SIP_TIMER_ALWAYS`).

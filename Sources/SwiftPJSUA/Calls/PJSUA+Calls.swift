@@ -22,14 +22,19 @@ extension PJSUA {
         return try Native.makeCall(to: uri, from: accountSlot, headers: headers + policyHeaders(of: account))
     }
 
-    /// The engine's private headers for a request or answer of `account` (`nil`: unknown, or
-    /// a local account): the marker that takes `100rel` out of `Supported` when the account's
-    /// ``AccountConfiguration/reliableProvisionals`` is ``ReliableProvisionalPolicy/off``.
+    /// The engine's private headers for an INVITE or answer of `account` (`nil`: unknown, or a
+    /// local account): the marker that takes `100rel` and `timer` out of `Supported` when the
+    /// account's ``AccountConfiguration/reliableProvisionals`` or
+    /// ``AccountConfiguration/sessionTimers`` turns them off (pjsua advertises both for every
+    /// account).
     func policyHeaders(of account: Account?) throws -> [SIPHeader] {
         guard let account, let configuration = try runtime().bridge.accountRecords.configuration(of: account) else {
             return []
         }
-        return configuration.reliableProvisionals == .off ? [Native.no100relMarker] : []
+        var tags: [String] = []
+        if configuration.reliableProvisionals == .off { tags.append("100rel") }
+        if configuration.sessionTimers.mode == .off { tags.append("timer") }
+        return tags.isEmpty ? [] : [Native.dropSupportedMarker(tags)]
     }
 
     /// Throws for a header whose name is not an RFC 3261 token, whose value could break out
@@ -55,8 +60,8 @@ extension PJSUA {
         "content-type", "c", "contact", "m", "route", "record-route",
         // The engine's own carrier of REGISTER push parameters (cpj_register_push_contact_module).
         "x-swiftpjsua-contact-uri-params",
-        // The engine's marker for an account with 100rel off (cpj_register_no_100rel_module).
-        "x-swiftpjsua-no-100rel",
+        // The engine's marker for an account with 100rel or timers off (supported_tags.c).
+        "x-swiftpjsua-drop-supported",
     ]
 
     /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.

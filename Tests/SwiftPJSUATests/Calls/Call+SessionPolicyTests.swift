@@ -48,27 +48,29 @@ extension EngineTests {
         }
     }
 
-    @Test("sessionPolicy: 100rel off leaves it out of the INVITE's Supported; the default keeps it")
+    @Test("sessionPolicy: 100rel off and timers off leave their tags out of the INVITE's Supported; defaults keep them")
     func sessionPolicyOff100relNotSupported() async throws {
-        try await withSipp(scenario: "uas", calls: 2) { sipp in
+        try await withSipp(scenario: "uas", calls: 3) { sipp in
             try await EngineHarness.run { h in
                 let off = try await Self.policyAccount(h, user: "off") { $0.reliableProvisionals = .off }
-                let supported = try await Self.policyAccount(h, user: "supported") { _ in }
-                for account in [off, supported] {
+                let noTimers = try await Self.policyAccount(h, user: "notimers") { $0.sessionTimers = .off }
+                let defaults = try await Self.policyAccount(h, user: "supported") { _ in }
+                for account in [off, noTimers, defaults] {
                     let call = try await h.confirmedCall(to: sipp.uri, from: account)
                     try await h.hangUp(call)
                 }
-                try await sipp.expectFinished(successfulCalls: 2)
+                try await sipp.expectFinished(successfulCalls: 3)
                 let invites = sipp.messageBlocks.filter {
                     $0.direction == .received && $0.firstLine.hasPrefix("INVITE ")
                 }
-                try #require(invites.count == 2)
-                let offTags = Self.optionTags(invites[0].header("Supported"))
-                let supportedTags = Self.optionTags(invites[1].header("Supported"))
-                #expect(!offTags.contains("100rel") && invites[0].header("Require") == nil, "\(invites[0].lines)")
+                try #require(invites.count == 3)
+                let tags = invites.map { Self.optionTags($0.header("Supported")) }
+                #expect(!tags[0].contains("100rel") && invites[0].header("Require") == nil, "\(invites[0].lines)")
                 // The other option tags stay (session timers are on by default).
-                #expect(offTags.contains("timer"), "\(invites[0].lines)")
-                #expect(supportedTags.contains("100rel"), "\(invites[1].lines)")
+                #expect(tags[0].contains("timer") && invites[0].header("Session-Expires") != nil, "\(invites[0].lines)")
+                #expect(!tags[1].contains("timer") && tags[1].contains("100rel"), "\(invites[1].lines)")
+                #expect(invites[1].header("Session-Expires") == nil && invites[1].header("Min-SE") == nil)
+                #expect(tags[2].contains("100rel") && tags[2].contains("timer"), "\(invites[2].lines)")
                 // The private marker never reaches the wire.
                 #expect(!sipp.messages.lowercased().contains("x-swiftpjsua"))
             }

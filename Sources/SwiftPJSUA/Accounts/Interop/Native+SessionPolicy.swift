@@ -19,10 +19,10 @@ extension Native {
         config.timer_setting.min_se = UInt32(clamping: timers.minimumInterval.components.seconds)
     }
 
-    /// The private header that asks the engine's module (`cpj_register_no_100rel_module`) to
-    /// take `100rel` out of the request's or response's `Supported` header; it never reaches
+    /// The private header that asks the engine's module (`cpj_register_drop_supported_module`)
+    /// to take `tags` out of the request's or response's `Supported` header; it never reaches
     /// the wire.
-    static var no100relMarker: SIPHeader {
-        SIPHeader(name: PJ.string(cpj_no_100rel_header_name()), value: "1")
+    static func dropSupportedMarker(_ tags: [String]) -> SIPHeader {
+        SIPHeader(name: PJ.string(cpj_drop_supported_header_name()), value: tags.joined(separator: ", "))
     }
 }
