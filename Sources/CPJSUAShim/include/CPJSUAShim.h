@@ -283,6 +283,11 @@ pj_status_t cpj_register_rfc_checks(void);
 pj_status_t cpj_register_push_contact_module(void);
 pj_str_t cpj_push_params_header_name(void);
 pj_status_t cpj_register_expires_guard(void);
+/* supported_tags.c: 100rel and timer out of Supported for accounts with them off; session
+ * refresh outcomes */
+pj_status_t cpj_register_drop_supported_module(void);
+pj_str_t cpj_drop_supported_header_name(void);
+int cpj_event_refresh_outcome(pjsip_transaction *tsx, const pjsip_event *e, pj_bool_t *local);
 
 /* im_consent.c: out-of-dialog MESSAGE taken by pjsua only while the app consumes messages;
  * 480 otherwise. */

@@ -76,6 +76,16 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// mandatory, with the keying and suites to use. ``PJSUA/addAccount(_:)`` throws
     /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a keying this pjproject lacks.
     public var srtp: SRTPConfiguration = .disabled
+    /// Reliable provisional responses (`100rel`, RFC 3262) for the account's calls:
+    /// ``ReliableProvisionalPolicy/supported`` (the default, as pjsua does), ``ReliableProvisionalPolicy/off``
+    /// or ``ReliableProvisionalPolicy/required``. Wraps `pjsua_acc_config.require_100rel`.
+    public var reliableProvisionals: ReliableProvisionalPolicy = .supported
+    /// Session timers (RFC 4028) for the account's calls: mode, interval (`Session-Expires`)
+    /// and `Min-SE`; optional with 1800 s and 90 s by default. ``PJSUA/addAccount(_:)`` throws
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a `Min-SE` under 90 s or an interval
+    /// under the `Min-SE` (see ``SessionTimers``). Wraps `pjsua_acc_config.use_timer` and
+    /// `timer_setting`.
+    public var sessionTimers: SessionTimers = .default
     /// An edit of the account's `pjsua_acc_config`, run on the engine thread after the
     /// engine filled it from these properties and just before `pjsua_acc_add` (or
     /// `pjsua_acc_modify`); `nil` (the default) for none. Afterwards the engine puts back
@@ -155,6 +165,8 @@ extension AccountConfiguration: Validatable {
         if case .custom(let ice) = self.ice { try ice.validate() }
         if case .custom(let turn?) = self.turn { try turn.validate() }
         try srtp.validate()
+        try reliableProvisionals.validate()
+        try sessionTimers.validate()
         // pjsua holds the expiry in 32-bit seconds and the engine's retry timer in 32-bit
         // milliseconds: larger values would not fit.
         guard registrationExpiry >= .seconds(1), registrationExpiry <= .seconds(Int64(UInt32.max)) else {

@@ -19,7 +19,22 @@ extension PJSUA {
         let accountSlot = try liveSlot(account)
         guard Native.isValidSIPURI(uri) else { throw PJSUAUsageError.invalidURI(uri) }
         try Self.validateHeaders(headers)
-        return try Native.makeCall(to: uri, from: accountSlot, headers: headers)
+        return try Native.makeCall(to: uri, from: accountSlot, headers: headers + policyHeaders(of: account))
+    }
+
+    /// The engine's private headers for an INVITE or answer of `account` (`nil`: unknown, or a
+    /// local account): the marker that takes `100rel` and `timer` out of `Supported` when the
+    /// account's ``AccountConfiguration/reliableProvisionals`` or
+    /// ``AccountConfiguration/sessionTimers`` turns them off (pjsua advertises both for every
+    /// account).
+    func policyHeaders(of account: Account?) throws -> [SIPHeader] {
+        guard let account, let configuration = try runtime().bridge.accountRecords.configuration(of: account) else {
+            return []
+        }
+        var tags: [String] = []
+        if configuration.reliableProvisionals == .off { tags.append("100rel") }
+        if configuration.sessionTimers.mode == .off { tags.append("timer") }
+        return tags.isEmpty ? [] : [Native.dropSupportedMarker(tags)]
     }
 
     /// Throws for a header whose name is not an RFC 3261 token, whose value could break out
@@ -45,6 +60,8 @@ extension PJSUA {
         "content-type", "c", "contact", "m", "route", "record-route",
         // The engine's own carrier of REGISTER push parameters (cpj_register_push_contact_module).
         "x-swiftpjsua-contact-uri-params",
+        // The engine's marker for an account with 100rel or timers off (supported_tags.c).
+        "x-swiftpjsua-drop-supported",
     ]
 
     /// Answers an incoming call with a provisional (180, 183) or final (200–699) response.
@@ -74,7 +91,9 @@ extension PJSUA {
         // A network change since the INVITE arrived: the answer names the current Contact.
         // The arrival and the change count are read under one lock.
         let moved = try runtime().bridge.network.withLock { $0.changed(sinceArrivalOf: call) }
-        try Native.answer(slot, statusCode: statusCode, headers: headers, refreshingContact: moved)
+        let account = try runtime().bridge.calls.withLock { $0.callAccounts[call.generation] }
+        try Native.answer(
+            slot, statusCode: statusCode, headers: headers + policyHeaders(of: account), refreshingContact: moved)
     }
 
     /// Ends a call: CANCEL before an answer, a final response to an unanswered incoming

@@ -33,7 +33,7 @@ extension PJSUA {
     /// Runs `send` on the confirmed call's slot (with the running engine's bridge); while
     /// pjsua refuses because an INVITE transaction is still open (no event marks its end),
     /// retries every 20 ms for up to 2 s, re-checking the call after each wait.
-    private func afterPendingOffer(_ call: Call, _ send: (Int32, EngineBridge) throws -> Void) async throws {
+    func afterPendingOffer(_ call: Call, _ send: (Int32, EngineBridge) throws -> Void) async throws {
         try await waitForQueuedDigits(call, slot: try confirmedSlot(call))
         let deadline = ContinuousClock.now + .seconds(2)
         while true {

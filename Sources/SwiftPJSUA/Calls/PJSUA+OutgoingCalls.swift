@@ -36,7 +36,8 @@ extension PJSUA {
         let generation = nextGeneration()
         let events = hub.subscribe(generation: generation)
         do {
-            let call = try Native.makeCall(to: uri, from: accountSlot, headers: headers, generation: generation)
+            let call = try Native.makeCall(
+                to: uri, from: accountSlot, headers: headers + policyHeaders(of: account), generation: generation)
             return OutgoingCall(call: call, events: events)
         } catch {
             // pjsua can report a first state and then fail the call without reporting its

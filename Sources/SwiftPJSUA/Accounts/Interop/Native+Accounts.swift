@@ -192,6 +192,7 @@ extension Native {
         // The app's edit comes last; `body` then sets what the engine's bookkeeping needs
         // (the handle's user data, registering after the add).
         applySRTP(account.srtp, to: &config, scope: scope)
+        applySessionPolicy(account, to: &config)
         account.nativeAdjustment?.apply(to: &config, strings: NativeStrings(scope))
         try body(&config)
         withExtendedLifetime(scope) {}

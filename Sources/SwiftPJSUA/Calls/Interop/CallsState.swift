@@ -18,10 +18,23 @@ struct CallsState: Sendable {
     /// Hold, resume and network-change re-INVITEs awaiting their final response, by call
     /// generation (see ``Native/sendReoffer(_:slot:purpose:attempts:bridge:)``).
     var pendingReoffers: [UInt64: PendingReoffer] = [:]
+    /// How many re-INVITEs and UPDATEs the app sent (``PJSUA/reinvite(_:includingSDP:headers:)``,
+    /// ``PJSUA/update(_:includingSDP:headers:)``) still await a final response, by call generation:
+    /// a refusal of one of those is not a failed session refresh.
+    var requestedOffers: [UInt64: Int] = [:]
+
+    /// Counts down one of the app's requests of `call` that got its final response; `false`
+    /// when none was outstanding.
+    mutating func settleRequestedOffer(of call: Call) -> Bool {
+        guard let count = requestedOffers[call.generation] else { return false }
+        requestedOffers[call.generation] = count > 1 ? count - 1 : nil
+        return true
+    }
 
     /// Forgets what is kept about a call that ended.
     mutating func forget(_ call: Call) {
         longCallIDs[call.generation] = nil
         callAccounts[call.generation] = nil
+        requestedOffers[call.generation] = nil
     }
 }

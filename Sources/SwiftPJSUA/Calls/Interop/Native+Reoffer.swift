@@ -145,3 +145,33 @@ extension Native {
         try PJ.check(pjsua_call_reinvite(slot, UInt32(PJSUA_CALL_UNHOLD.rawValue), nil), "pjsua_call_reinvite")
     }
 }
+
+extension Native {
+    // MARK: Re-INVITE and UPDATE for the app
+
+    /// The request ``sendRequestedOffer(_:slot:method:includingSDP:headers:bridge:)`` sends.
+    enum RequestedOffer { case reinvite, update }
+
+    /// Sends the app's re-INVITE or UPDATE on `slot`, counted in
+    /// ``CallsState/requestedOffers`` (before the send: the answer can arrive on a worker
+    /// thread first) so that its refusal is not taken for a failed session refresh.
+    static func sendRequestedOffer(
+        _ call: Call, slot: pjsua_call_id, method: RequestedOffer, includingSDP: Bool, headers: [SIPHeader],
+        bridge: EngineBridge
+    ) throws(PJSUAError) {
+        let flags = includingSDP ? 0 : UInt32(PJSUA_CALL_NO_SDP_OFFER.rawValue)
+        bridge.calls.withLock { $0.requestedOffers[call.generation, default: 0] += 1 }
+        let status = withMessageData(headers) { data in
+            switch method {
+            case .reinvite: pjsua_call_reinvite(slot, flags, data)
+            case .update: pjsua_call_update(slot, flags, data)
+            }
+        }
+        do {
+            try PJ.check(status, method == .reinvite ? "pjsua_call_reinvite" : "pjsua_call_update")
+        } catch {
+            _ = bridge.calls.withLock { $0.settleRequestedOffer(of: call) }
+            throw error
+        }
+    }
+}

@@ -93,6 +93,8 @@ enum Native {
             // Answer malformed requests pjsip accepts or drops (513, 400, 416, 482, 420, 488).
             try PJ.check(cpj_register_rfc_checks(), "pjsip_endpt_register_module")
             try PJ.check(cpj_register_push_contact_module(), "pjsip_endpt_register_module")
+            // 100rel and timer out of Supported for accounts with them off.
+            try PJ.check(cpj_register_drop_supported_module(), "pjsip_endpt_register_module")
             // A REGISTER 2xx with Expires 4294967295 would make sip_reg.c assert.
             try PJ.check(cpj_register_expires_guard(), "pjsip_endpt_register_module")
             // Decline (603) an INVITE with Replaces for a call the app has already hung up.

@@ -364,6 +364,7 @@ func onCallTransactionState(
     guard owned, let bridge = EngineBridge.active(), let transaction, let call = Handles.liveCall(slot) else { return }
     if cpj_event_is_refer_notify(transaction, event) != 0 { bridge.hub.noteTransferNotify(on: call) }
     bridge.deadPeers.observe(call, state: nil, connection: Native.connection(of: event))
+    Native.noteRefreshOutcome(call, transaction, event, bridge: bridge)
     var local: pj_bool_t = 0
     let code = Int(cpj_event_reinvite_outcome(transaction, event, &local))
     guard code >= 200 else { return }
@@ -389,5 +390,27 @@ extension DeadPeerWatch.Settings {
         self.init(
             mediaInactivityTimeout: configuration.mediaInactivityTimeout,
             transportLossPolicy: configuration.transportLossPolicy)
+    }
+}
+
+extension Native {
+    /// A re-INVITE or UPDATE of a confirmed call that pjsip sent on its own (a session refresh,
+    /// RFC 4028) got 481 or 408, or no answer: pjsip ends the call (RFC 5057 §5.1), and its
+    /// terminal event says ``PJSUA/sessionRefreshFailedReason``. One the engine sent for the app
+    /// (hold, resume, a network change, a lost connection, ``PJSUA/reinvite(_:includingSDP:headers:)``,
+    /// ``PJSUA/update(_:includingSDP:headers:)``) keeps pjsua's reason. Runs in `on_call_tsx_state`,
+    /// before the hold and resume follow-up forgets its request.
+    static func noteRefreshOutcome(
+        _ call: Call, _ transaction: UnsafeMutablePointer<pjsip_transaction>,
+        _ event: UnsafeMutablePointer<pjsip_event>?, bridge: EngineBridge
+    ) {
+        var local: pj_bool_t = 0
+        let code = Int(cpj_event_refresh_outcome(transaction, event, &local))
+        guard code >= 200, cpj_tsx_is_initial_invite(transaction) == 0 else { return }
+        let requested = bridge.calls.withLock { state in
+            state.settleRequestedOffer(of: call) || state.pendingReoffers[call.generation] != nil
+        }
+        guard !requested, code == 481 || code == 408, bridge.deadPeers.endReason(of: call) == nil else { return }
+        bridge.deadPeers.setEndReason(PJSUA.sessionRefreshFailedReason, of: call)
     }
 }
