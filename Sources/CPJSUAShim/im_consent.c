@@ -8,6 +8,12 @@
  * route an in-dialog MESSAGE to the call (pjsua answers that one 200 as well); a stateless
  * 480 leaves the dialog as it was (a non-INVITE request does not change dialog state beyond
  * the remote CSeq, and a later request's higher CSeq is accepted).
+ *
+ * The same holds for an unsolicited NOTIFY of the message-summary package (RFC 3842 §3.2:
+ * a NOTIFY outside any subscription's dialog): pjsua answers it 200 and, with no callback,
+ * drops it. While the engine has no consumer for message summaries it gets 481
+ * Subscription Does Not Exist (RFC 6665 §4.1.3: no subscription, and none wanted). A NOTIFY
+ * inside a subscription's dialog belongs to that subscription and passes.
  */
 #include "CPJSUAShim.h"
 
@@ -16,12 +22,36 @@ static int cpj_im_consumer_count;
 
 void cpj_im_set_consumer_count(int count) { __atomic_store_n(&cpj_im_consumer_count, count, __ATOMIC_SEQ_CST); }
 
+/* How many message-summary consumers the Swift side has. */
+static int cpj_mwi_consumer_count;
+
+void cpj_mwi_set_consumer_count(int count) { __atomic_store_n(&cpj_mwi_consumer_count, count, __ATOMIC_SEQ_CST); }
+
+/* Whether rdata is a NOTIFY outside a dialog (no To tag) for the message-summary package. */
+static pj_bool_t cpj_is_unsolicited_mwi(const pjsip_rx_data *rdata) {
+    static const pj_str_t event_name = {(char *)"Event", 5};
+    static const pj_str_t package = {(char *)"message-summary", 15};
+    const pjsip_msg *msg = rdata->msg_info.msg;
+    const pjsip_event_hdr *event;
+    if (pjsip_method_cmp(&msg->line.req.method, &pjsip_notify_method) != 0) return PJ_FALSE;
+    if (rdata->msg_info.to && rdata->msg_info.to->tag.slen > 0) return PJ_FALSE;
+    event = (const pjsip_event_hdr *)pjsip_msg_find_hdr_by_name(msg, &event_name, NULL);
+    return event && pj_stricmp(&event->event_type, &package) == 0;
+}
+
 /* The reason phrase of the 480 a MESSAGE gets while nothing consumes messages. */
 pj_str_t cpj_im_no_consumer_reason(void) { return pj_str((char *)"No Message Consumer"); }
 
 static pj_bool_t cpj_im_on_rx_request(pjsip_rx_data *rdata) {
     const pjsip_msg *msg = rdata->msg_info.msg;
     pj_str_t reason;
+    if (cpj_is_unsolicited_mwi(rdata)) {
+        if (__atomic_load_n(&cpj_mwi_consumer_count, __ATOMIC_SEQ_CST) > 0) return PJ_FALSE;
+        pj_str_t no_subscription = pj_str((char *)"Subscription Does Not Exist");
+        pjsip_endpt_respond_stateless(pjsua_get_pjsip_endpt(), rdata, PJSIP_SC_CALL_TSX_DOES_NOT_EXIST,
+                                      &no_subscription, NULL, NULL);
+        return PJ_TRUE;
+    }
     if (pjsip_method_cmp(&msg->line.req.method, &pjsip_message_method) != 0) return PJ_FALSE;
     if (__atomic_load_n(&cpj_im_consumer_count, __ATOMIC_SEQ_CST) > 0) return PJ_FALSE;
     reason = cpj_im_no_consumer_reason();

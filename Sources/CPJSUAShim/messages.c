@@ -21,6 +21,16 @@ const pjsip_msg *cpj_rdata_msg(const pjsip_rx_data *rdata) {
     return rdata ? rdata->msg_info.msg : NULL;
 }
 
+/* The message's body as it arrived (its bytes, not NUL-terminated), or an empty string. */
+pj_str_t cpj_rdata_body(const pjsip_rx_data *rdata) {
+    pj_str_t body = {NULL, 0};
+    if (rdata && rdata->msg_info.msg && rdata->msg_info.msg->body && rdata->msg_info.msg->body->data) {
+        body.ptr = (char *)rdata->msg_info.msg->body->data;
+        body.slen = (pj_ssize_t)rdata->msg_info.msg->body->len;
+    }
+    return body;
+}
+
 /* The message's first header, or NULL for none: the list's end is its sentinel. */
 const pjsip_hdr *cpj_msg_first_header(const pjsip_msg *msg) {
     if (msg == NULL || msg->hdr.next == &msg->hdr) return NULL;

@@ -67,6 +67,7 @@ pj_status_t cpj_schedule_timer(void (*cb)(void *user_data), void *user_data, uns
 /* messages.c: URIs, header lists, parse checks */
 pj_str_t cpj_uri_display(const pjsip_uri *uri);
 const pjsip_msg *cpj_rdata_msg(const pjsip_rx_data *rdata);
+pj_str_t cpj_rdata_body(const pjsip_rx_data *rdata);
 const pjsip_hdr *cpj_msg_first_header(const pjsip_msg *msg);
 const pjsip_hdr *cpj_msg_next_header(const pjsip_msg *msg, const pjsip_hdr *hdr);
 int cpj_header_print(const pjsip_hdr *hdr, char *buf, pj_size_t size);
@@ -289,10 +290,12 @@ pj_status_t cpj_register_drop_supported_module(void);
 pj_str_t cpj_drop_supported_header_name(void);
 int cpj_event_refresh_outcome(pjsip_transaction *tsx, const pjsip_event *e, pj_bool_t *local);
 
-/* im_consent.c: out-of-dialog MESSAGE taken by pjsua only while the app consumes messages;
- * 480 otherwise. */
+/* im_consent.c: MESSAGE taken by pjsua only while the app consumes messages (480
+ * otherwise); an unsolicited message-summary NOTIFY only while it consumes summaries (481
+ * otherwise). */
 pj_status_t cpj_register_im_consent(void);
 void cpj_im_set_consumer_count(int count);
+void cpj_mwi_set_consumer_count(int count);
 pj_str_t cpj_im_no_consumer_reason(void);
 
 #endif

@@ -86,6 +86,18 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// under the `Min-SE` (see ``SessionTimers``). Wraps `pjsua_acc_config.use_timer` and
     /// `timer_setting`.
     public var sessionTimers: SessionTimers = .default
+    /// Subscribe to the account's own message-summary event package (RFC 3842) once it is
+    /// registered, and report each NOTIFY on ``PJSUA/messageSummaries``. pjsua sends the
+    /// SUBSCRIBE to the account's identity through its outbound proxy, refreshes it and
+    /// unsubscribes when the account is removed; an account without a registrar never
+    /// subscribes (pjsua ties the subscription to the registration). `false` by default.
+    /// Wraps `pjsua_acc_config.mwi_enabled`.
+    public var subscribesToMessageWaiting = false
+    /// The subscription lifetime asked for in its `Expires`, 60 s to 1 day (default 3600 s,
+    /// RFC 3842 §6's suggestion); ``PJSUA/addAccount(_:)`` throws
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` outside that range. Wraps
+    /// `pjsua_acc_config.mwi_expires`.
+    public var messageWaitingExpiry: Duration = .seconds(3600)
     /// An edit of the account's `pjsua_acc_config`, run on the engine thread after the
     /// engine filled it from these properties and just before `pjsua_acc_add` (or
     /// `pjsua_acc_modify`); `nil` (the default) for none. Afterwards the engine puts back
@@ -179,6 +191,9 @@ extension AccountConfiguration: Validatable {
             throw .invalidConfiguration("flowKeepAliveInterval must be zero (off) or 1 s...1 day")
         }
         try natSignaling.validate()
+        guard messageWaitingExpiry >= .seconds(60), messageWaitingExpiry <= .seconds(86_400) else {
+            throw .invalidConfiguration("messageWaitingExpiry must be 60 s...1 day")
+        }
         // pjsua takes the interval in whole seconds: a nonzero one under a second would be
         // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.
         guard retryInterval == .zero || retryInterval >= .seconds(1) else {

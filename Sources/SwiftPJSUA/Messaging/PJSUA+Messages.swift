@@ -19,7 +19,7 @@ extension PJSUA {
     /// Each access is a new unbounded subscription; the streams do not end when the engine
     /// shuts down (a later `start` delivers to them again). Wraps pjsua's `on_pager2` and
     /// `on_typing2` callbacks. Safe from any thread.
-    public nonisolated var messages: AsyncStream<MessageEvent> { MessageConsumers.shared.subscribe() }
+    public nonisolated var messages: AsyncStream<MessageEvent> { ConsentStreams.messages.subscribe() }
 
     /// Sends a MESSAGE (RFC 3428) outside any dialog and returns its final response.
     ///

@@ -48,13 +48,24 @@ struct SendMessage: Command {
 }
 
 /// `listen --messages`: takes incoming MESSAGEs (answering them 200; without the flag they
-/// get 480) and prints a line for each, and for each typing indication.
+/// get 480) and unsolicited message summaries (200; 481 without the flag), and prints a
+/// line for each, and for each typing indication.
 enum MessagePrinter {
-    /// Reads ``PJSUA/messages`` until cancelled. Subscribed before it returns, so a MESSAGE
-    /// that arrives after this call is taken.
+    /// Reads ``PJSUA/messages`` and ``PJSUA/messageSummaries`` until cancelled. Subscribed
+    /// before it returns, so a request that arrives after this call is taken.
     static func start(_ engine: PJSUA, printer: EventPrinter) -> Task<Void, Never> {
         let messages = engine.messages
+        let summaries = engine.messageSummaries
+        let summaryReader = Task {
+            for await summary in summaries {
+                let counts = summary.counts.map { "\($0.messageClass)=\($0.new)/\($0.old)" }.joined(separator: " ")
+                let waiting = summary.messagesWaiting ? "yes" : "no"
+                let kind = summary.isSolicited ? "subscribed" : "unsolicited"
+                printer.line("message-waiting \(waiting) \(kind) \(counts)")
+            }
+        }
         return Task {
+            defer { summaryReader.cancel() }
             for await event in messages {
                 switch event {
                 case .message(let message):

@@ -16,7 +16,8 @@ let usage = """
                                    the audio frame API); --quiet: no line per event;
                                    --stats-file: at exit, write event-delivery latency
                                    (p50/p99/max in µs); --messages: take incoming
-                                   MESSAGEs (200) and print them (without it they get 480)
+                                   MESSAGEs (200) and print them (without it they get 480),
+                                   and unsolicited message-waiting NOTIFYs (else 481)
       call URI                     place a call; exit 0 when it was confirmed and ended
                                    (not by --media-timeout or a lost connection); when
                                    the far end transfers it (REFER), follow the new call

@@ -215,6 +215,14 @@ extension EngineTests {
                     #expect(status == 0, "\(sender.output)")
                     #expect(sender.output.contains("message delivered 200 OK"), "\(sender.output)")
                     try await listener.waitForOutput(containing: "message from sip:127.0.0.1 text/plain: two\\nlines")
+                    // An unsolicited message-waiting NOTIFY is taken and printed too.
+                    let notifier = try await Sipp.start(
+                        scenario: "uac_mwi_unsolicited.xml", remote: "127.0.0.1:\(port)", folder: folder,
+                        timeout: .seconds(10))
+                    #expect(try await notifier.finish(timeout: .seconds(20)).exitStatus == 0)
+                    #expect(notifier.receivedStatusCodes == [200])
+                    try await listener.waitForOutput(
+                        containing: "message-waiting yes unsolicited voice-message=2/8 fax-message=0/1")
                 } else {
                     #expect(status == 1, "\(sender.output)")
                     #expect(sender.output.contains("message refused 480 \(PJSUA.noMessageConsumerReason)"))

@@ -172,6 +172,8 @@ extension Native {
         applyNATSignaling(account.natSignaling, to: &config, rtpPublicAddress: rtpPublicAddress, scope: scope)
         applyMediaNAT(account, to: &config, scope: scope)
         applyNAT64(account.nat64, to: &config)
+        config.mwi_enabled = account.subscribesToMessageWaiting ? 1 : 0
+        config.mwi_expires = UInt32(clamping: account.messageWaitingExpiry.components.seconds)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?
         // Push parameters for REGISTER only travel in a private header to the module that

@@ -12,25 +12,31 @@ struct MessagesState {
     }
 }
 
-/// The live ``PJSUA/messages`` streams, process-wide like pjsua. Their count is what the
-/// C module (im_consent.c) reads to decide between pjsua's 200 and a 480.
-final class MessageConsumers: Sendable {
-    static let shared = MessageConsumers()
+/// The live streams of one kind of incoming request the engine takes only with consent,
+/// process-wide like pjsua. Their count is what the C module (im_consent.c) reads to decide
+/// between pjsua's 200 and a refusal.
+final class Consumers<Event: Sendable>: Sendable {
+    private let streams = Protected<(next: UInt64, all: [UInt64: AsyncStream<Event>.Continuation])>((0, [:]))
+    /// Tells the C module the new count.
+    private let publish: @Sendable (Int32) -> Void
 
-    private let streams = Protected<(next: UInt64, all: [UInt64: AsyncStream<MessageEvent>.Continuation])>((0, [:]))
+    init(publish: @escaping @Sendable (Int32) -> Void) {
+        self.publish = publish
+    }
 
-    func subscribe() -> AsyncStream<MessageEvent> {
-        let (stream, continuation) = AsyncStream<MessageEvent>.makeStream()
+    func subscribe() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream()
         let id = streams.withLock { state -> UInt64 in
             state.next += 1
             state.all[state.next] = continuation
-            cpj_im_set_consumer_count(Int32(state.all.count))
+            publish(Int32(state.all.count))
             return state.next
         }
         continuation.onTermination = { [weak self] _ in
-            self?.streams.withLock { state in
+            guard let self else { return }
+            self.streams.withLock { state in
                 state.all[id] = nil
-                cpj_im_set_consumer_count(Int32(state.all.count))
+                self.publish(Int32(state.all.count))
             }
         }
         return stream
@@ -38,12 +44,21 @@ final class MessageConsumers: Sendable {
 
     /// Yields to every live stream; `false` when there is none.
     @discardableResult
-    func deliver(_ event: MessageEvent) -> Bool {
+    func deliver(_ event: Event) -> Bool {
         streams.withLock { state in
             for continuation in state.all.values { continuation.yield(event) }
             return !state.all.isEmpty
         }
     }
+}
+
+/// The consumers of each kind, process-wide.
+enum ConsentStreams {
+    /// ``PJSUA/messages``: MESSAGE is refused 480 without one.
+    static let messages = Consumers<MessageEvent> { cpj_im_set_consumer_count($0) }
+    /// ``PJSUA/messageSummaries``: an unsolicited message-summary NOTIFY is refused 481
+    /// without one.
+    static let summaries = Consumers<MessageSummary> { cpj_mwi_set_consumer_count($0) }
 }
 
 extension Native {
@@ -95,7 +110,7 @@ func onPager(
         contact: contactText.isEmpty ? nil : SIPAddress(parsing: contactText).uri,
         contentType: mime.map { PJ.string($0.pointee) } ?? "", body: body.map { PJ.string($0.pointee) } ?? "",
         headers: rdata.map(Native.headers(of:)) ?? [])
-    MessageConsumers.shared.deliver(.message(message))
+    ConsentStreams.messages.deliver(.message(message))
 }
 
 func onPagerStatus(
@@ -126,5 +141,15 @@ func onTyping(
     let indication = TypingIndication(
         account: Handles.account(accountSlot), call: Native.callHandle(callSlot), from: Native.sender(from),
         isTyping: isTyping != 0)
-    MessageConsumers.shared.deliver(.typing(indication))
+    ConsentStreams.messages.deliver(.typing(indication))
+}
+
+/// `on_mwi_info`: a message-summary NOTIFY, on the account's subscription (`evsub` set) or
+/// unsolicited (reached here only while a summaries stream is alive, see im_consent.c).
+func onMessageWaitingInfo(_ accountSlot: pjsua_acc_id, _ info: UnsafeMutablePointer<pjsua_mwi_info>?) {
+    guard let info else { return }
+    let body = PJ.string(cpj_rdata_body(info.pointee.rdata))
+    let summary = MessageSummary(
+        parsing: body, account: Handles.account(accountSlot), isSolicited: info.pointee.evsub != nil)
+    ConsentStreams.summaries.deliver(summary)
 }
