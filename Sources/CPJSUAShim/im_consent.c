@@ -39,6 +39,10 @@ static pj_bool_t cpj_is_unsolicited_mwi(const pjsip_rx_data *rdata) {
     return event && pj_stricmp(&event->event_type, &package) == 0;
 }
 
+/* The reason phrase of the 403 a presence SUBSCRIBE gets from a watcher the account's
+ * policy does not admit (static: pjsua reads it after the callback returns). */
+pj_str_t cpj_watcher_refused_reason(void) { return pj_str((char *)"Forbidden"); }
+
 /* The reason phrase of the 480 a MESSAGE gets while nothing consumes messages. */
 pj_str_t cpj_im_no_consumer_reason(void) { return pj_str((char *)"No Message Consumer"); }
 

@@ -296,6 +296,7 @@ int cpj_event_refresh_outcome(pjsip_transaction *tsx, const pjsip_event *e, pj_b
 pj_status_t cpj_register_im_consent(void);
 void cpj_im_set_consumer_count(int count);
 void cpj_mwi_set_consumer_count(int count);
+pj_str_t cpj_watcher_refused_reason(void);
 pj_str_t cpj_im_no_consumer_reason(void);
 
 #endif

@@ -86,6 +86,12 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// under the `Min-SE` (see ``SessionTimers``). Wraps `pjsua_acc_config.use_timer` and
     /// `timer_setting`.
     public var sessionTimers: SessionTimers = .default
+    /// Who may subscribe to the account's presence (``WatcherPolicy``): nobody by default,
+    /// so a presence SUBSCRIBE gets `403` and no NOTIFY; pjsua by itself accepts everyone.
+    /// Each new subscription is reported on ``PJSUA/watcherRequests``. A local account
+    /// (``PJSUA/addLocalAccount(on:isDefault:mediaInactivityTimeout:transportLossPolicy:)``)
+    /// has the default.
+    public var watchers: WatcherPolicy = .nobody
     /// Subscribe to the account's own message-summary event package (RFC 3842) once it is
     /// registered, and report each NOTIFY on ``PJSUA/messageSummaries``. pjsua sends the
     /// SUBSCRIBE to the account's identity through its outbound proxy, refreshes it and

@@ -42,6 +42,9 @@ enum Native {
             config.cb.on_pager_status2 = { onPagerStatus($0, $1, $2, $3, $4, $5, $6, $7, $8) }
             config.cb.on_typing2 = { onTyping($0, $1, $2, $3, $4, $5, $6) }
             config.cb.on_mwi_info = { onMessageWaitingInfo($0, $1) }
+            config.cb.on_incoming_subscribe = { account, _, _, from, _, code, reason, _ in
+                onIncomingSubscribe(account, from, code, reason)
+            }
             applyNameservers(configuration.dns, to: &config, scope: scope)
             config.cb.on_ip_change_progress = { onIPChangeProgress($0, $1, $2) }
 

@@ -59,6 +59,8 @@ enum ConsentStreams {
     /// ``PJSUA/messageSummaries``: an unsolicited message-summary NOTIFY is refused 481
     /// without one.
     static let summaries = Consumers<MessageSummary> { cpj_mwi_set_consumer_count($0) }
+    /// ``PJSUA/watcherRequests``: reports only (the account's policy decides).
+    static let watchers = Consumers<WatcherRequest> { _ in }
 }
 
 extension Native {
