@@ -4,10 +4,12 @@
  * "delivered" for a message nobody reads. This module lets pjsua take a MESSAGE only while
  * the engine has a consumer for messages; otherwise it answers 480 Temporarily Unavailable
  * (RFC 3261 §21.4.18: the UA was reached, the user is not available), with no Retry-After
- * so the sender does not queue retries. It sits just ahead of the UA layer, which would
- * route an in-dialog MESSAGE to the call (pjsua answers that one 200 as well); a stateless
- * 480 leaves the dialog as it was (a non-INVITE request does not change dialog state beyond
- * the remote CSeq, and a later request's higher CSeq is accepted).
+ * so the sender does not queue retries, inside a transaction of its own (a retransmission
+ * gets the same 480 even if a consumer appeared since). It sits just ahead of the UA layer,
+ * which would route an in-dialog MESSAGE to the call (pjsua answers that one 200 as well);
+ * a 480 outside the dialog's own transactions leaves the dialog as it was (a non-INVITE
+ * request does not change dialog state beyond the remote CSeq, and a later request's
+ * higher CSeq is accepted).
  *
  * The same holds for an unsolicited NOTIFY of the message-summary package (RFC 3842 §3.2:
  * a NOTIFY outside any subscription's dialog): pjsua answers it 200 and, with no callback,
@@ -46,21 +48,31 @@ pj_str_t cpj_watcher_refused_reason(void) { return pj_str((char *)"Forbidden"); 
 /* The reason phrase of the 480 a MESSAGE gets while nothing consumes messages. */
 pj_str_t cpj_im_no_consumer_reason(void) { return pj_str((char *)"No Message Consumer"); }
 
+/* Answers rdata with a final refusal inside a UAS transaction, so that the transaction
+ * layer answers its retransmissions with the same response (RFC 3261 §17.2.2): a stateless
+ * answer would have a retransmission decided again, and a reader that appeared meanwhile
+ * would take a request whose sender was already told it was refused. Stateless only if
+ * the transaction cannot be made. */
+static void cpj_refuse(pjsip_rx_data *rdata, int code, const pj_str_t *reason) {
+    pjsip_endpoint *endpt = pjsua_get_pjsip_endpt();
+    if (pjsip_endpt_respond(endpt, NULL, rdata, code, reason, NULL, NULL, NULL) != PJ_SUCCESS) {
+        pjsip_endpt_respond_stateless(endpt, rdata, code, reason, NULL, NULL);
+    }
+}
+
 static pj_bool_t cpj_im_on_rx_request(pjsip_rx_data *rdata) {
     const pjsip_msg *msg = rdata->msg_info.msg;
     pj_str_t reason;
     if (cpj_is_unsolicited_mwi(rdata)) {
         if (__atomic_load_n(&cpj_mwi_consumer_count, __ATOMIC_SEQ_CST) > 0) return PJ_FALSE;
         pj_str_t no_subscription = pj_str((char *)"Subscription Does Not Exist");
-        pjsip_endpt_respond_stateless(pjsua_get_pjsip_endpt(), rdata, PJSIP_SC_CALL_TSX_DOES_NOT_EXIST,
-                                      &no_subscription, NULL, NULL);
+        cpj_refuse(rdata, PJSIP_SC_CALL_TSX_DOES_NOT_EXIST, &no_subscription);
         return PJ_TRUE;
     }
     if (pjsip_method_cmp(&msg->line.req.method, &pjsip_message_method) != 0) return PJ_FALSE;
     if (__atomic_load_n(&cpj_im_consumer_count, __ATOMIC_SEQ_CST) > 0) return PJ_FALSE;
     reason = cpj_im_no_consumer_reason();
-    pjsip_endpt_respond_stateless(pjsua_get_pjsip_endpt(), rdata, PJSIP_SC_TEMPORARILY_UNAVAILABLE, &reason, NULL,
-                                  NULL);
+    cpj_refuse(rdata, PJSIP_SC_TEMPORARILY_UNAVAILABLE, &reason);
     return PJ_TRUE;
 }
 

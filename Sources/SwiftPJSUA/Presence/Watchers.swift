@@ -11,7 +11,8 @@
 public struct WatcherPolicy: Sendable, Hashable {
     /// Watchers accepted, as SIP or SIPS URIs of their address-of-record (`sip:bob@example.com`).
     /// A watcher matches when the user and host of its From URI equal an entry's (the host
-    /// compared case-insensitively, the scheme, port and parameters ignored).
+    /// compared case-insensitively, an IPv6 reference such as `[2001:db8::1]` as a whole, the
+    /// scheme, port and parameters ignored).
     public var allowedWatchers: [String]
     /// Whether every other watcher is accepted too: pjsua's own behaviour. `false` by default.
     public var acceptsEveryone: Bool
@@ -52,7 +53,14 @@ public struct WatcherPolicy: Sendable, Hashable {
         guard let at = rest.lastIndex(of: "@") else { return nil }
         let user = rest[..<at]
         let hostPart = rest[rest.index(after: at)...]
-        let host = hostPart.prefix { $0 != ":" && $0 != ";" && $0 != ">" && $0 != "?" }
+        // An IPv6 reference (`[2001:db8::1]`) is the host up to its `]`, colons and all.
+        let host: Substring
+        if hostPart.first == "[" {
+            guard let close = hostPart.firstIndex(of: "]") else { return nil }
+            host = hostPart[...close]
+        } else {
+            host = hostPart.prefix { $0 != ":" && $0 != ";" && $0 != ">" && $0 != "?" }
+        }
         guard !user.isEmpty, !host.isEmpty else { return nil }
         return "\(user)@\(host.lowercased())"
     }

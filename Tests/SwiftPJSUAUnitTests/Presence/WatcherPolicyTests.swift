@@ -21,6 +21,20 @@ struct WatcherPolicyTests {
         #expect(policy.admits(uri) == admitted)
     }
 
+    @Test(
+        "An IPv6 host is compared whole: another IPv6 host with the same user is not admitted",
+        arguments: [
+            ("sip:bob@[2001:db8::1]", true),
+            ("sip:bob@[2001:DB8::1]:5070;transport=udp", true),
+            ("sip:bob@[2001:db8::66]", false),
+            ("sip:bob@[::1]", false),
+            ("sip:bob@example.com", false),
+        ])
+    func ipv6Hosts(uri: String, admitted: Bool) {
+        let policy = WatcherPolicy(allowedWatchers: ["sip:bob@[2001:db8::1]"])
+        #expect(policy.admits(uri) == admitted)
+    }
+
     @Test("nobody admits no one; everyone admits anyone, even without a user part")
     func presets() {
         #expect(!WatcherPolicy.nobody.admits("sip:bob@example.com"))
