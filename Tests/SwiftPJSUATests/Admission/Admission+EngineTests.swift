@@ -224,6 +224,7 @@ extension EngineTests {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             #expect(admitted >= 20 && Double(admitted) <= 20 + 10 * seconds + 2, "admitted \(admitted) in \(elapsed)")
             let limited = flood.messageBlocks.filter { $0.firstLine.hasPrefix("SIP/2.0 503") }
+            print("flood: \(admitted) INVITEs admitted, \(limited.count) answered 503 in \(elapsed)")
             #expect(limited.count >= 200 - admitted, "\(limited.count) 503s")
             #expect(limited.allSatisfy { $0.header("Retry-After") == "7" })
             #expect(try await h.engine.admissionCounters().rateLimited >= limited.count)
