@@ -133,7 +133,7 @@ public struct IncomingLimits: Sendable, Hashable {
     }
 
     /// No rate limit and no ringing cap (the engine behaves as before these limits).
-    public static let none = IncomingLimits(requestRate: nil, maxRingingCalls: nil)
+    public static let unlimited = IncomingLimits(requestRate: nil, maxRingingCalls: nil)
 }
 
 /// How many out-of-dialog requests the engine's admission module has answered itself since

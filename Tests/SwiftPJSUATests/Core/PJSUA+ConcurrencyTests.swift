@@ -68,7 +68,7 @@ extension EngineTests {
         let log = ThreadRecordingLog()
         let drivers = DriverThreads()
         // Self-calls from many tasks at once: more new calls per second than the default limits allow.
-        try await EngineHarness.run(maxCalls: 64, logHandler: log, logLevel: 5, limits: .none) { h in
+        try await EngineHarness.run(maxCalls: 64, logHandler: log, logLevel: 5, limits: .unlimited) { h in
             let engine = h.engine
             let uri = h.uri("self")
             let account = h.account
@@ -176,7 +176,7 @@ extension EngineTests {
         .timeLimit(.minutes(1)))
     func reentrantConsumer() async throws {
         // 20 self-calls churning: more new calls per second than the default limits allow.
-        try await EngineHarness.run(maxCalls: 64, limits: .none) { h in
+        try await EngineHarness.run(maxCalls: 64, limits: .unlimited) { h in
             let engine = h.engine
             let stream = engine.events
             let handled = Protected(0)
