@@ -56,6 +56,36 @@ extension EngineTests {
         return file.path
     }
 
+    /// Runs SIPVicious's `svwar -m INVITE` from 127.0.0.3 over the extensions in `names`
+    /// against 127.0.0.1:`port`, giving up 5 s after the last response.
+    ///
+    /// Debian's svwar (sipvicious 0.3.3) parses `-b` but never hands it to its scanner,
+    /// which binds every address and so sends from 127.0.0.1, the registrar's address in
+    /// these tests: this runs the same svwar with the binding given.
+    static func svwar(names: URL, port: UInt16, folder: TemporaryFolder) throws -> PeerProcess {
+        let wrapper = folder.file("svwar-bound.py")
+        try """
+        import os, sys
+        sys.path.insert(0, "/usr/share/sipvicious")
+        from sipvicious import svwar
+        Scanner = svwar.TakeASip
+        class BoundScanner(Scanner):
+            def __init__(self, *args, **kwargs):
+                kwargs["bindingip"] = os.environ["SVWAR_BINDING_IP"]
+                super().__init__(*args, **kwargs)
+        svwar.TakeASip = BoundScanner
+        sys.argv[0] = "svwar"
+        sys.exit(svwar.main())
+
+        """.write(to: wrapper, atomically: true, encoding: .utf8)
+        return try PeerProcess(
+            "svwar-\(port)", executable: "/usr/bin/python3",
+            arguments: [
+                wrapper.path, "-m", "INVITE", "-d", names.path, "--force", "--maximumtime", "5", "-p", String(port),
+                "127.0.0.1",
+            ], folder: folder, environment: ["SVWAR_BINDING_IP": "127.0.0.3"])
+    }
+
     /// Incoming calls from the user `scanner` in the log so far.
     static func scannerCalls(_ log: EventLog) -> Int {
         log.events.filter {
@@ -151,30 +181,7 @@ extension EngineTests {
                 _ = try await h.registeredAccount(bob)
                 let dictionary = h.folder.file("extensions.txt")
                 try "100\n101\n200\nbob\nadmin\n".write(to: dictionary, atomically: true, encoding: .utf8)
-                // Debian's svwar (sipvicious 0.3.3) parses `-b` but never hands it to its
-                // scanner, which binds every address and so sends from 127.0.0.1, the
-                // registrar's address here: this runs the same svwar with the binding given.
-                let wrapper = h.folder.file("svwar-bound.py")
-                try """
-                import os, sys
-                sys.path.insert(0, "/usr/share/sipvicious")
-                from sipvicious import svwar
-                Scanner = svwar.TakeASip
-                class BoundScanner(Scanner):
-                    def __init__(self, *args, **kwargs):
-                        kwargs["bindingip"] = os.environ["SVWAR_BINDING_IP"]
-                        super().__init__(*args, **kwargs)
-                svwar.TakeASip = BoundScanner
-                sys.argv[0] = "svwar"
-                sys.exit(svwar.main())
-
-                """.write(to: wrapper, atomically: true, encoding: .utf8)
-                let svwar = try PeerProcess(
-                    "svwar", executable: "/usr/bin/python3",
-                    arguments: [
-                        wrapper.path, "-m", "INVITE", "-d", dictionary.path, "--force", "--maximumtime", "5",
-                        "-p", String(h.transport.port), "127.0.0.1",
-                    ], folder: h.folder, environment: ["SVWAR_BINDING_IP": "127.0.0.3"])
+                let svwar = try Self.svwar(names: dictionary, port: h.transport.port, folder: h.folder)
                 _ = try await svwar.waitForExit(timeout: .seconds(60))
                 let counters = try await h.engine.admissionCounters()
                 let rang = h.log.events.filter { $0.incomingCall != nil }.count
