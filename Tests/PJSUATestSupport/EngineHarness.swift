@@ -27,7 +27,7 @@ public struct EngineHarness: Sendable {
         media: MediaConfiguration = MediaConfiguration(soundDevice: .null),
         nativeAdjustments: NativeAdjustments = NativeAdjustments(), timers: SIPTimers = SIPTimers(),
         rtpPorts: ClosedRange<UInt16>? = nil, dns: DNSConfiguration = DNSConfiguration(),
-        srtp: SRTPConfiguration = .disabled,
+        srtp: SRTPConfiguration = .disabled, limits: IncomingLimits = IncomingLimits(),
         _ body: (EngineHarness) async throws -> R
     ) async throws -> R {
         let engine = PJSUA()
@@ -39,6 +39,7 @@ public struct EngineHarness: Sendable {
             timers: timers)
         configuration.nativeAdjustments = nativeAdjustments
         configuration.dns = dns
+        configuration.limits = limits
         try await engine.start(configuration)
         let folder: TemporaryFolder
         do {

@@ -31,11 +31,13 @@ public final class Sipp: Sendable {
     /// Where to send requests to reach this sipp.
     public var uri: String { "sip:service@\(address):\(port)" }
 
-    private init(process: PeerProcess, port: UInt16, host: Topology.Host?, statsFile: URL, messageFile: URL) {
+    private init(
+        process: PeerProcess, port: UInt16, host: Topology.Host?, address: String, statsFile: URL, messageFile: URL
+    ) {
         self.process = process
         self.port = port
         self.host = host
-        self.address = host?.address ?? "127.0.0.1"
+        self.address = address
         self.statsFile = statsFile
         self.messageFile = messageFile
     }
@@ -48,19 +50,22 @@ public final class Sipp: Sendable {
     ///   - calls: stop after this many calls (`-m`).
     ///   - extra: more sipp arguments (`-r`, `-l`, `-d`, `-key`…).
     ///   - host: run inside this ``Topology`` host's namespace, on its address.
+    ///   - sourceAddress: the loopback address to bind and send from instead of 127.0.0.1
+    ///     (127.0.0.3, say: a source that is not the registrar).
     /// Waits until sipp has bound its SIP port. FreePort's port can be taken by another
     /// process before sipp binds it (other test runs share the machine); sipp then exits at
     /// once, and another port is tried (three attempts).
     public static func start(
         scenario: String, remote: String? = nil, calls: Int = 1, extra: [String] = [],
-        folder: TemporaryFolder, timeout: Duration = .seconds(60), in host: Topology.Host? = nil
+        folder: TemporaryFolder, timeout: Duration = .seconds(60), in host: Topology.Host? = nil,
+        sourceAddress: String? = nil
     ) async throws -> Sipp {
         var attempt = 0
         while true {
             attempt += 1
             let sipp = try await launch(
                 scenario: scenario, remote: remote, calls: calls, extra: extra, folder: folder, timeout: timeout,
-                host: host)
+                host: host, sourceAddress: sourceAddress)
             let lostPort = sipp.process.exitStatus != nil && sipp.process.output.contains("Unable to bind")
             if attempt < 3, lostPort { continue }
             return sipp
@@ -69,9 +74,9 @@ public final class Sipp: Sendable {
 
     private static func launch(
         scenario: String, remote: String?, calls: Int, extra: [String], folder: TemporaryFolder, timeout: Duration,
-        host: Topology.Host?
+        host: Topology.Host?, sourceAddress: String?
     ) async throws -> Sipp {
-        let address = host?.address ?? "127.0.0.1"
+        let address = sourceAddress ?? host?.address ?? "127.0.0.1"
         let port = FreePort.udp()
         let statsFile = folder.file("sipp-\(port).csv")
         let messageFile = folder.file("sipp-\(port)-messages.log")
@@ -94,16 +99,32 @@ public final class Sipp: Sendable {
         let process = try PeerProcess(
             "sipp-\(URL(fileURLWithPath: scenario).lastPathComponent)-\(port)", executable: "/usr/bin/sipp",
             arguments: arguments, folder: folder, launcher: host?.launcher ?? [])
-        let sipp = Sipp(process: process, port: port, host: host, statsFile: statsFile, messageFile: messageFile)
+        let sipp = Sipp(
+            process: process, port: port, host: host, address: address, statsFile: statsFile, messageFile: messageFile)
         try await sipp.waitUntilBound()
         return sipp
     }
 
     /// Whether sipp's port is bound (UDP or TCP), where sipp runs.
     private func isBound() -> Bool {
+        if host == nil, address != "127.0.0.1" { return Self.socketListed(port) }
         guard let host else { return FreePort.isUDPBound(port) || FreePort.isTCPBound(port) }
         if host.isUDPBound(port) { return true }
         return host.exec(["/usr/bin/ss", "-Hltn", "sport", "= :\(port)"]).output.contains(":\(port)")
+    }
+
+    /// Whether `ss` lists a UDP or TCP listener on `port`, on any address of this namespace.
+    private static func socketListed(_ port: UInt16) -> Bool {
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ss")
+        process.arguments = ["-Hltun", "sport", "= :\(port)"]
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return output.contains(":\(port)")
     }
 
     /// Readiness probe: sipp has bound its port (or already exited, e.g. a short UAC run).

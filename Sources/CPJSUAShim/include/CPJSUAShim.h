@@ -299,4 +299,21 @@ void cpj_mwi_set_consumer_count(int count);
 pj_str_t cpj_watcher_refused_reason(void);
 pj_str_t cpj_im_no_consumer_reason(void);
 
+/* admission.c: who may call an account, per-source rate limit, ringing cap */
+typedef struct cpj_admission_counters {
+    pj_uint64_t not_from_server; /* 403: source not the account's registrar or proxy */
+    pj_uint64_t unknown_user;    /* 404: Request-URI user not the account's Contact user */
+    pj_uint64_t rate_limited;    /* 503: the source's token bucket was empty */
+    pj_uint64_t ringing_cap;     /* 486: the most incoming calls allowed were ringing */
+} cpj_admission_counters;
+pj_status_t cpj_register_admission(unsigned rate_per_second, unsigned burst, unsigned retry_after_seconds,
+                                   unsigned max_ringing);
+unsigned cpj_admission_configure_account(pjsua_acc_id acc_id, pj_bool_t only_servers, pj_bool_t contact_user,
+                                         const pj_str_t *server_uris, unsigned count);
+void cpj_admission_resolve_servers(pjsua_acc_id acc_id, unsigned generation);
+unsigned cpj_admission_generation(pjsua_acc_id acc_id);
+void cpj_admission_learn_server(pjsua_acc_id acc_id, const pjsip_rx_data *rdata);
+void cpj_admission_forget_account(pjsua_acc_id acc_id);
+void cpj_admission_get_counters(cpj_admission_counters *out);
+
 #endif

@@ -118,6 +118,14 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// (the default), another one, or `.custom(nil)` for none. Wraps
     /// `pjsua_acc_config.turn_cfg_use` and `turn_cfg`.
     public var turn: AccountOverride<TURNConfiguration?> = .engine
+    /// Who may start calls, subscriptions and messages with this account out of dialog
+    /// (``WhoMayCall``): `nil` (the default) for ``WhoMayCall/serversOnly`` when the account
+    /// has a ``registrar`` and ``WhoMayCall/anyone`` when it has none (see
+    /// ``effectiveWhoMayCall``). Rejected requests are answered 403 or 404 by the engine and
+    /// never reach the app. ``PJSUA/addAccount(_:)`` throws
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for ``WhoMayCall/onlyFromServers`` on an
+    /// account with neither a registrar nor an outbound proxy.
+    public var whoMayCall: WhoMayCall?
 
     /// Creates an account configuration; only the identity is required.
     public init(
@@ -199,6 +207,9 @@ extension AccountConfiguration: Validatable {
         try natSignaling.validate()
         guard messageWaitingExpiry >= .seconds(60), messageWaitingExpiry <= .seconds(86_400) else {
             throw .invalidConfiguration("messageWaitingExpiry must be 60 s...1 day")
+        }
+        if effectiveWhoMayCall.onlyFromServers, registrar == nil, outboundProxies.isEmpty {
+            throw .invalidConfiguration("whoMayCall.onlyFromServers needs a registrar or an outbound proxy")
         }
         // pjsua takes the interval in whole seconds: a nonzero one under a second would be
         // zero there (no retry after timeouts and 5xx) while authentication retries ran at it.

@@ -37,6 +37,11 @@ public struct Configuration: Sendable {
     /// STUN servers, for server-reflexive addresses (ICE candidates, or the RTP address
     /// without ICE); none by default. See ``STUNConfiguration``.
     public var stun: STUNConfiguration = STUNConfiguration()
+    /// Limits on out-of-dialog requests: a per-source rate and a cap on calls ringing at once
+    /// (``IncomingLimits``); by default 10 requests per second in bursts of 20 per source
+    /// and 4 ringing calls. ``PJSUA/start(_:)`` throws ``PJSUAUsageError/invalidConfiguration(_:)``
+    /// for values out of range. See <doc:ExposedToTheInternet>.
+    public var limits: IncomingLimits = IncomingLimits()
 
     /// The transports of ``init(transports:userAgent:logLevel:logHandler:maxCalls:media:timers:)``'s
     /// default: UDP and TCP on every interface, both on port 5060. With a TCP transport next
@@ -121,6 +126,7 @@ extension Configuration: Validatable {
         try dns.validate()
         try networkChangeHandling.validate()
         try stun.validate()
+        try limits.validate()
     }
 }
 

@@ -4,11 +4,12 @@ import SwiftPJSUA
 /// The account options shared by `register`, `call` and `listen`:
 /// `--registrar URI --id URI --username U --password-env VAR [--realm R] [--proxy URI|none]
 /// [--transport udp|tcp|tls|udp6|tcp6|tls6] [--ca-file PEM] [--expires S] [--retry S] [--media-timeout S|off]
-/// [--transport-loss end|reinvite] [--srtp MODE[,KEYING...][,tls|,sips]]`.
+/// [--transport-loss end|reinvite] [--srtp MODE[,KEYING...][,tls|,sips]]
+/// [--who-may-call servers|contact-user|anyone]`.
 struct AccountOptions {
     static let names: Set<String> = [
         "registrar", "id", "username", "password-env", "realm", "proxy", "transport", "ca-file", "expires", "retry",
-        "media-timeout", "transport-loss", "srtp",
+        "media-timeout", "transport-loss", "srtp", "who-may-call",
     ]
 
     /// How long a confirmed call may receive no RTP before the tool ends it, unless
@@ -30,6 +31,8 @@ struct AccountOptions {
     var transportLoss: TransportLossPolicy
     var nat: NATOptions
     var srtp: SRTPConfiguration
+    /// `nil`: the engine's default for a registered account (servers only).
+    var whoMayCall: WhoMayCall?
 
     /// Whether an account with a registrar was asked for (otherwise a local account is used).
     var registers: Bool { registrar != nil }
@@ -60,6 +63,14 @@ struct AccountOptions {
         case let other: throw UsageError(message: "--transport-loss must be end or reinvite, not \(other)")
         }
         srtp = try Self.parseSRTP(options.string("srtp"))
+        switch options.string("who-may-call") {
+        case nil: whoMayCall = nil
+        case "servers": whoMayCall = .serversOnly
+        case "contact-user": whoMayCall = WhoMayCall(onlyFromServers: false, requiresContactUser: true)
+        case "anyone": whoMayCall = .anyone
+        case let other?:
+            throw UsageError(message: "--who-may-call must be servers, contact-user or anyone, not \(other)")
+        }
         switch options.string("transport") ?? "udp" {
         case "udp": transport = .udp
         case "tcp": transport = .tcp
@@ -118,6 +129,7 @@ struct AccountOptions {
         configuration.natSignaling = nat.signaling
         configuration.nat64 = nat.nat64
         configuration.srtp = srtp
+        configuration.whoMayCall = whoMayCall
         return configuration
     }
 }

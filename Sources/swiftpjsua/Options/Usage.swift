@@ -57,6 +57,11 @@ let usage = """
                                    call otherwise); keying sdes and/or dtls, in order
                                    (default sdes); tls/sips: SRTP only over a TLS hop or
                                    SIPS; media lines then end with srtp SUITE/KEYING
+      --who-may-call servers|contact-user|anyone
+                                   out-of-dialog INVITEs, SUBSCRIBEs, MESSAGEs... accepted
+                                   only from the registrar/proxy for our Contact user
+                                   (servers, the default: 403/404 otherwise), only for
+                                   our Contact user from anywhere, or from anyone
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);

@@ -115,6 +115,10 @@ extension EngineTests {
                     "call", "sip:b@127.0.0.1", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1",
                     "--ca-file", "/nonexistent.pem",
                 ],
+                [
+                    "listen", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1", "--who-may-call",
+                    "friends",
+                ],
             ]
             for (index, arguments) in cases.enumerated() {
                 let tool = try PeerProcess(

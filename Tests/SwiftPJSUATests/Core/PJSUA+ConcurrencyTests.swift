@@ -67,7 +67,8 @@ extension EngineTests {
     func publicAPIFromManyThreads() async throws {
         let log = ThreadRecordingLog()
         let drivers = DriverThreads()
-        try await EngineHarness.run(maxCalls: 64, logHandler: log, logLevel: 5) { h in
+        // Self-calls from many tasks at once: more new calls per second than the default limits allow.
+        try await EngineHarness.run(maxCalls: 64, logHandler: log, logLevel: 5, limits: .unlimited) { h in
             let engine = h.engine
             let uri = h.uri("self")
             let account = h.account
@@ -174,7 +175,8 @@ extension EngineTests {
         "A consumer that calls callInfo, answer and hangup on every event, with 20 calls churning, never deadlocks",
         .timeLimit(.minutes(1)))
     func reentrantConsumer() async throws {
-        try await EngineHarness.run(maxCalls: 64) { h in
+        // 20 self-calls churning: more new calls per second than the default limits allow.
+        try await EngineHarness.run(maxCalls: 64, limits: .unlimited) { h in
             let engine = h.engine
             let stream = engine.events
             let handled = Protected(0)

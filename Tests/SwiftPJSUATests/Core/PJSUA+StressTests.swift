@@ -219,7 +219,7 @@ extension EngineTests {
             let answerErrors = Protected<[Call: any Error]>([:])
             let clock = ContinuousClock()
             let began = clock.now
-            let (book, sippResult, lateAnswers) = try await EngineHarness.run(maxCalls: 64) { h in
+            let (book, sippResult, lateAnswers) = try await EngineHarness.run(maxCalls: 64, limits: .unlimited) { h in
                 let engine = h.engine
                 let everything = engine.events
                 let incoming = engine.events

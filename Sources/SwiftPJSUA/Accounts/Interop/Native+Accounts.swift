@@ -27,6 +27,8 @@ extension Native {
         var slot = pjsua_acc_id(cpj_invalid_id())
         try ensureRoomForAccount()
         try PJ.check(pjsua_acc_add(&config, isDefault ? 1 : 0, &slot), "pjsua_acc_add")
+        // Anyone may call a local account; the slot may hold a deleted account's policy.
+        forgetAdmission(slot)
         return try Handles.addedAccount(slot)
     }
 
@@ -74,6 +76,7 @@ extension Native {
 
     static func removeAccount(_ account: Account) throws(PJSUAError) {
         try PJ.check(pjsua_acc_del(account.slot), "pjsua_acc_del")
+        forgetAdmission(account.slot)
     }
     static var maxCredentials: Int { Int(cpj_acc_max_credentials()) }
     static var maxProxies: Int { Int(cpj_acc_max_proxies()) }
@@ -97,6 +100,7 @@ extension Native {
             try PJ.check(pjsua_acc_add(&config, account.isDefault ? 1 : 0, &slot), "pjsua_acc_add")
         }
         let handle = try Handles.addedAccount(slot)
+        configureAdmission(slot, account)
         // The first response can arrive on a worker thread before this returns: whatever
         // its callback reads about the account must exist before the REGISTER is sent.
         beforeRegistering(handle)
@@ -123,6 +127,7 @@ extension Native {
             // The handle's generation lives in the configuration's user data: keep it.
             config.user_data = pjsua_acc_get_user_data(slot)
             try PJ.check(pjsua_acc_modify(slot, &config), "pjsua_acc_modify")
+            configureAdmission(slot, account)
             if account.isDefault { try PJ.check(pjsua_acc_set_default(slot), "pjsua_acc_set_default") }
         }
     }

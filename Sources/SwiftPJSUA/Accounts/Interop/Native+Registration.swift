@@ -21,6 +21,8 @@ func onRegistrationState(_ accountSlot: pjsua_acc_id, _ regInfo: UnsafeMutablePo
     var expiration = 0
     var renew = true
     if let param = regInfo?.pointee.cbparam {
+        // The server that answered is one the account accepts calls from (WhoMayCall).
+        Native.noteRegistrationResponse(accountSlot, param.pointee.rdata)
         code = Int(param.pointee.code)
         reason = PJ.string(param.pointee.reason)
         expiration = Int(param.pointee.expiration)
