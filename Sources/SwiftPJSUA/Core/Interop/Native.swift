@@ -109,13 +109,10 @@ enum Native {
             // IPv4 media addresses in received SDP, for accounts with nat64, into the NAT64
             // prefix (pjmedia would otherwise be left with no remote address on Linux).
             try PJ.check(cpj_register_nat64_module(), "pjsip_endpt_register_module")
-<<<<<<< HEAD
             // 480 (not pjsua's unconditional 200) for a MESSAGE while nothing consumes messages.
             try PJ.check(cpj_register_im_consent(), "pjsip_endpt_register_module")
-=======
             // Who may call and the limits (403, 404, 503, 486) before anything else sees a request.
             try registerAdmission(configuration.limits)
->>>>>>> wip-who-may-call
             try setUpDNS(configuration.dns)
             applyTimers(configuration.timers)
 
