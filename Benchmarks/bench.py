@@ -117,7 +117,9 @@ class Server:
         self.stats_path = os.path.join(workdir, f"{tag}-{side}-events.txt") if stats and side != C_APP else None
         if side in (ENGINE, ECHO):
             argv = [paths.swiftpjsua, "listen", "--port", str(self.port), "--bind", "127.0.0.1",
-                    "--max-calls", str(MAX_CALLS), "--quiet"]
+                    "--max-calls", str(MAX_CALLS), "--quiet",
+                    # The C app has no admission limits: neither side refuses the load.
+                    "--rate-limit", "off", "--max-ringing", "off"]
             if side == ECHO:
                 # Every call's received frames go back into it through the frame API.
                 argv += ["--echo"]

@@ -4,8 +4,10 @@ import SwiftPJSUA
 /// the account options when the command takes them, and the engine configuration they make.
 struct EngineOptions {
     /// The options with a value that every command takes.
-    static let valued: Set<String> = Set(["log-level", "bind", "codecs", "rtp-ports", "t1"])
-        .union(DNSOptions.names).union(NATOptions.names).union(MediaNATOptions.valued)
+    static let valued: Set<String> = Set([
+        "log-level", "bind", "codecs", "rtp-ports", "t1", "rate-limit", "max-ringing",
+    ])
+    .union(DNSOptions.names).union(NATOptions.names).union(MediaNATOptions.valued)
     /// The flags every command takes.
     static let flags: Set<String> = MediaNATOptions.flags.union(NATOptions.flags)
 
@@ -49,6 +51,7 @@ struct EngineOptions {
         if options.flags.contains("follow-network") {
             config.networkChangeHandling = .automatic(AutomaticNetworkChange())
         }
+        config.limits = try Self.limits(options)
         try MediaNATOptions.apply(options, to: &config)
         // Behind NAT64 the STUN server is reachable only at the IPv6 address DNS64
         // synthesizes for it: pjsua then resolves it for IPv6 alone.
@@ -56,6 +59,35 @@ struct EngineOptions {
         self.account = account
         configuration = config
         reportsMediaPath = MediaNATOptions.isUsed(options)
+    }
+
+    /// `--rate-limit off|N/B` (new requests per second and burst, per source address) and
+    /// `--max-ringing off|N` (calls ringing at once): ``Configuration/limits``, the engine's
+    /// defaults (10/20 and 4) when not given.
+    static func limits(_ options: Options) throws(UsageError) -> IncomingLimits {
+        var limits = IncomingLimits()
+        if let text = options.string("rate-limit") {
+            if text == "off" {
+                limits.requestRate = nil
+            } else {
+                let parts = text.split(separator: "/", omittingEmptySubsequences: false).map { Int($0) }
+                guard parts.count == 2, let rate = parts[0], let burst = parts[1], rate > 0, burst >= rate else {
+                    throw UsageError(message: "--rate-limit must be off or N/B (requests per second, burst >= N)")
+                }
+                limits.requestRate = IncomingLimits.RequestRate(perSecond: rate, burst: burst)
+            }
+        }
+        if let text = options.string("max-ringing") {
+            if text == "off" {
+                limits.maxRingingCalls = nil
+            } else {
+                guard let count = Int(text), count >= 1 else {
+                    throw UsageError(message: "--max-ringing must be off or a number of calls >= 1")
+                }
+                limits.maxRingingCalls = count
+            }
+        }
+        return limits
     }
 
     /// `--rtp-ports A-B`: an inclusive range of at least two UDP ports, 1–65535.

@@ -83,6 +83,10 @@ let usage = """
     options for every command:
       --bind ADDR                  local address for SIP and RTP (default: every address;
                                    demo: 127.0.0.1)
+      --rate-limit off|N/B         new requests (INVITE, SUBSCRIBE, MESSAGE...) one source
+                                   address may start per second, in bursts of B (default
+                                   10/20; beyond: 503 with Retry-After)
+      --max-ringing off|N          incoming calls ringing at once (default 4; beyond: 486)
       --public-address ADDR        address to advertise in Contact, Via and SDP instead
                                    of the bound one (a host behind 1:1 NAT)
       --keep-alive S|off           behind NAT: a keep-alive to the registrar every S

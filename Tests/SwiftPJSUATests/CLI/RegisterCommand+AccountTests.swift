@@ -119,12 +119,24 @@ extension EngineTests {
                     "listen", "--registrar", "sip:127.0.0.1:5999", "--id", "sip:a@127.0.0.1", "--who-may-call",
                     "friends",
                 ],
+                ["listen", "--port", "0", "--bind", "127.0.0.1", "--rate-limit", "5"],
+                ["listen", "--port", "0", "--bind", "127.0.0.1", "--rate-limit", "10/5"],
+                ["listen", "--port", "0", "--bind", "127.0.0.1", "--max-ringing", "0"],
             ]
             for (index, arguments) in cases.enumerated() {
                 let tool = try PeerProcess(
                     "usage-\(index)", executable: Repository.tool.path, arguments: arguments, folder: folder)
                 #expect(try await tool.waitForExit() == 64, "\(arguments): \(tool.output)")
                 #expect(tool.output.contains("usage: swiftpjsua"), "\(tool.output)")
+            }
+            // The limit options' good values are taken: the listener starts.
+            for limits in [
+                ["--rate-limit", "off", "--max-ringing", "off"], ["--rate-limit", "50/100", "--max-ringing", "8"],
+            ] {
+                let arguments = ["listen", "--port", String(FreePort.udp()), "--bind", "127.0.0.1"] + limits
+                let listener = try await PeerProcess.swiftpjsua("limits-\(limits[3])", arguments, folder: folder)
+                #expect(listener.exitStatus == nil, "\(listener.output)")
+                listener.stop()
             }
         }
     }
