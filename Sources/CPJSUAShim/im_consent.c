@@ -46,7 +46,7 @@ static pj_bool_t cpj_is_unsolicited_mwi(const pjsip_rx_data *rdata) {
 pj_str_t cpj_watcher_refused_reason(void) { return pj_str((char *)"Forbidden"); }
 
 /* The reason phrase of the 480 a MESSAGE gets while nothing consumes messages. */
-pj_str_t cpj_im_no_consumer_reason(void) { return pj_str((char *)"No Message Consumer"); }
+static pj_str_t cpj_im_no_consumer_reason(void) { return pj_str((char *)"No Message Consumer"); }
 
 /* Answers rdata with a final refusal inside a UAS transaction, so that the transaction
  * layer answers its retransmissions with the same response (RFC 3261 §17.2.2): a stateless

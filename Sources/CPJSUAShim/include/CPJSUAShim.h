@@ -1,15 +1,11 @@
-/*
- * CPJSUAShim: the C the engine needs around pjsua, over the module CPJSIP (pjproject's
- * public headers). Declarations only, grouped by the .c file that defines them; each
- * definition there says why it exists. Swift imports this module alone; every name it
- * declares starts with cpj_ or CPJ_. pjsua_internal.h and pjsua_var stay in the .c files.
- */
+/* CPJSUAShim: the C the engine needs around pjsua, over the module CPJSIP (pjproject's public headers).
+ * Declarations only, grouped by the .c file that defines them; each definition there says why it exists.
+ * Swift imports this module alone; every name starts with cpj_ or CPJ_; pjsua internals stay in the .c files. */
 #ifndef SWIFT_PJSUA_CPJSUASHIM_H
 #define SWIFT_PJSUA_CPJSUASHIM_H
 
-/* pjproject as the module CPJSIP, so Swift sees each pjproject type once. On the xcframework
- * route CPJSIP is a C target whose include/ is on the search path; on the pkg-config route it
- * is the system library next to this target, found by this header's own location. */
+/* pjproject as the module CPJSIP, so Swift sees each type once: on the xcframework route a C target on the
+ * search path; on the pkg-config route the system library next to this target, found by this header's path. */
 #if __has_include(<CPJSIP.h>)
 #include <CPJSIP.h>
 #else
@@ -103,13 +99,10 @@ pj_status_t cpj_call_get_stream_stat(pjsua_call_id call_id, unsigned med_idx, pj
 typedef struct cpj_stream_snapshot {
     pjsua_stream_stat stat;
     char codec[32];
-    unsigned clock_rate;
-    unsigned packet_time_msec;
+    unsigned clock_rate, packet_time_msec;
     pj_bool_t has_levels;
-    unsigned sent_level;
-    unsigned received_level;
-    pj_uint64_t elapsed_msec;
-    pj_uint64_t since_far_end_report_msec;
+    unsigned sent_level, received_level;
+    pj_uint64_t elapsed_msec, since_far_end_report_msec;
     pj_bool_t burst_loss_rx, random_loss_rx, burst_loss_tx, random_loss_tx;
 } cpj_stream_snapshot;
 pj_status_t cpj_call_stream_snapshot(pjsua_call_id call_id, unsigned med_idx, cpj_stream_snapshot *out);
@@ -124,8 +117,7 @@ pj_status_t cpj_register_replaces_check(void);
 pj_bool_t cpj_event_is_refer_notify(const pjsip_transaction *tsx, const pjsip_event *e);
 pj_status_t cpj_call_dialog_identity(pjsua_call_id call_id, char *buf, pj_size_t size, int lengths[4]);
 
-/* nat64_sdp.c: RFC 6052 synthesis, RFC 7050 discovery, IPv4 media addresses of received SDP
- * rewritten into the NAT64 prefix for accounts with nat64_opt */
+/* nat64_sdp.c: RFC 6052/7050 prefix; received SDP's IPv4 media addresses into it for nat64 accounts */
 #define CPJ_NAT64_WARNING_TEXT "IPv4 media address and no NAT64 prefix known"
 int cpj_nat64_synthesize(const unsigned char *prefix, unsigned length, const unsigned char *ipv4, unsigned char *out);
 int cpj_nat64_prefix_from_address(const unsigned char *address, unsigned char *prefix, unsigned *length);
@@ -148,8 +140,7 @@ int cpj_tsx_is_initial_invite(pjsip_transaction *tsx);
 /* players.c: players and recorders closed before their destroy returns */
 pj_status_t cpj_recorder_destroy_and_wait(pjsua_recorder_id id, unsigned timeout_ms);
 pj_status_t cpj_player_destroy_and_wait(pjsua_player_id id, unsigned timeout_ms);
-pj_status_t cpj_player_set_eof_callback(pjsua_player_id id, void *token,
-                                        void (*callback)(pjmedia_port *port, void *token));
+pj_status_t cpj_player_set_eof_callback(pjsua_player_id id, void *token, void (*callback)(pjmedia_port *, void *));
 
 /* tones.c: tone generators on the bridge */
 unsigned cpj_tonegen_max_tones(void);
@@ -166,14 +157,12 @@ typedef struct cpj_frame_slot {
     uint32_t samples;
     int16_t pcm[CPJ_FRAME_MAX_SAMPLES];
 } cpj_frame_slot;
-
 typedef struct cpj_frame_ring {
     cpj_frame_slot *slots;
     uint64_t capacity;
     uint64_t head; /* next to write: written by the producer only */
     uint64_t tail; /* next to read: advanced by the consumer, and by a full receive ring's producer */
 } cpj_frame_ring;
-
 typedef struct cpj_frame_port {
     pjmedia_port base; /* first: the bridge's callbacks get this pointer */
     unsigned samples_per_frame;
@@ -184,7 +173,6 @@ typedef struct cpj_frame_port {
     cpj_frame_ring rx, tx;
     pj_pool_t *pool;   /* handed to the bridge with the port (older bridges allocate from it) */
 } cpj_frame_port;
-
 typedef struct cpj_snd_tap {
     cpj_frame_port frames;      /* first: the master port sees its base; the ring is in the app's format */
     pjmedia_resample *resample; /* the bridge's rate to the app's; NULL when they are equal */
@@ -276,35 +264,27 @@ int cpj_netlink_route_open(void);
 int cpj_netlink_route_read(int fd, int timeout_ms);
 #endif
 
-/* pjsip modules, each registered once per pjsua_init: unanswered.c (481/405 for requests
- * nothing handles), rfc_checks.c, push_contact.c (RFC 8599 Contact parameters),
- * expires_guard.c (pjsip's Expires sentinel). */
+/* pjsip modules, registered once per pjsua_init: unanswered.c, rfc_checks.c, push_contact.c, expires_guard.c */
 pj_status_t cpj_register_unhandled_request_responder(void);
 pj_status_t cpj_register_rfc_checks(void);
 pj_status_t cpj_register_push_contact_module(void);
 pj_str_t cpj_push_params_header_name(void);
 pj_status_t cpj_register_expires_guard(void);
-/* supported_tags.c: 100rel and timer out of Supported for accounts with them off; session
- * refresh outcomes */
+/* supported_tags.c: 100rel and timer out of Supported for accounts with them off; session refresh outcomes */
 pj_status_t cpj_register_drop_supported_module(void);
 pj_str_t cpj_drop_supported_header_name(void);
 int cpj_event_refresh_outcome(pjsip_transaction *tsx, const pjsip_event *e, pj_bool_t *local);
 
-/* im_consent.c: MESSAGE taken by pjsua only while the app consumes messages (480
- * otherwise); an unsolicited message-summary NOTIFY only while it consumes summaries (481
- * otherwise). */
+/* im_consent.c: MESSAGE (else 480) and unsolicited message-summary NOTIFY (else 481) only with a consumer */
 pj_status_t cpj_register_im_consent(void);
 void cpj_im_set_consumer_count(int count);
 void cpj_mwi_set_consumer_count(int count);
 pj_str_t cpj_watcher_refused_reason(void);
-pj_str_t cpj_im_no_consumer_reason(void);
 
 /* admission.c: who may call an account, per-source rate limit, ringing cap */
+/* Refusals: 403 source not a registrar or proxy, 404 not the Contact user, 503 rate, 486 ringing cap. */
 typedef struct cpj_admission_counters {
-    pj_uint64_t not_from_server; /* 403: source not the account's registrar or proxy */
-    pj_uint64_t unknown_user;    /* 404: Request-URI user not the account's Contact user */
-    pj_uint64_t rate_limited;    /* 503: the source's token bucket was empty */
-    pj_uint64_t ringing_cap;     /* 486: the most incoming calls allowed were ringing */
+    pj_uint64_t not_from_server, unknown_user, rate_limited, ringing_cap;
 } cpj_admission_counters;
 pj_status_t cpj_register_admission(unsigned rate_per_second, unsigned burst, unsigned retry_after_seconds,
                                    unsigned max_ringing);
