@@ -25,6 +25,11 @@ let usage = """
                                    (at most SIP's T2, 4 s) to ACK a retransmitted 200
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
            [call features]
+      phone [--port P] [--bind ADDR]
+                                   an interactive softphone: one command per line on
+                                   standard input (? lists them: dial, answer, hang up,
+                                   hold, resume, DTMF, transfer, re-INVITE, messages), one
+                                   line per event; end of input quits
       message URI --text T         send one MESSAGE and print its final status; exit 0
               [--content-type C] [--port P] [--bind ADDR]
                                    for a 2xx (default type text/plain)
@@ -33,7 +38,7 @@ let usage = """
                                    with --once: register, print the outcome, unregister,
                                    exit 0 only if the registration succeeded
 
-    account options (for register, call, message and listen; without them call and listen use a
+    account options (for register, call, message, phone and listen; without them call and listen use a
     local account on their own address):
       --registrar URI              the registrar, e.g. sip:sip.example.com
       --id URI                     the account's identity (address-of-record)
