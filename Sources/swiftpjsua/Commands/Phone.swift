@@ -46,20 +46,25 @@ struct Phone: Command {
             let book = CallBook()
             let messages = MessagePrinter.start(engine, printer: printer)
             defer { messages.cancel() }
+            // The console reads lines until `q` or the end of input, or until the engine shuts
+            // down (SIGINT, SIGTERM): the event stream then ends, which ends the input too.
+            let (input, feed) = AsyncStream<String?>.makeStream()
             let events = session.events
             let eventTask = Task {
                 for await event in events {
                     book.record(event)
                     printer.event(event, names: book.names)
                 }
+                feed.yield(nil)
             }
             defer { eventTask.cancel() }
+            StandardInputLines.start(into: feed)
             if let transport = try await engine.transports().first {
                 printer.line("phone on \(transport.type.rawValue) \(transport.host):\(transport.port); ? for help")
             }
             let console = Console(engine: engine, account: account, book: book, printer: printer)
-            for await line in StandardInputLines.stream() {
-                if await console.handle(line) == .quit { break }
+            for await line in input {
+                guard let line, await console.handle(line) != .quit else { break }
             }
             await engine.hangupAll()
             await engine.shutdown()
@@ -305,14 +310,13 @@ struct Console {
 
 /// Standard input, a line at a time, read on a thread of its own (reading blocks).
 enum StandardInputLines {
-    static func stream() -> AsyncStream<String> {
-        AsyncStream { continuation in
-            let thread = Thread {
-                while let line = readLine(strippingNewline: true) { continuation.yield(line) }
-                continuation.finish()
-            }
-            thread.name = "stdin"
-            thread.start()
+    /// Reads standard input on a thread of its own, yielding each line and `nil` at its end.
+    static func start(into feed: AsyncStream<String?>.Continuation) {
+        let thread = Thread {
+            while let line = readLine(strippingNewline: true) { feed.yield(line) }
+            feed.yield(nil)
         }
+        thread.name = "stdin"
+        thread.start()
     }
 }
