@@ -139,8 +139,9 @@ pj_status_t cpj_call_hangup_no_answer(pjsua_call_id call_id);
 int cpj_tsx_is_initial_invite(pjsip_transaction *tsx);
 
 /* players.c: players and recorders closed before their destroy returns */
-pj_status_t cpj_recorder_destroy_and_wait(pjsua_recorder_id id, unsigned timeout_ms);
-pj_status_t cpj_player_destroy_and_wait(pjsua_player_id id, unsigned timeout_ms);
+unsigned cpj_media_ports_destroy_and_wait(const pjsua_player_id *players, unsigned player_count,
+                                          const pjsua_recorder_id *recorders, unsigned recorder_count,
+                                          unsigned timeout_ms);
 pj_status_t cpj_player_set_eof_callback(pjsua_player_id id, void *token, void (*callback)(pjmedia_port *, void *));
 
 /* tones.c: tone generators on the bridge */
