@@ -15,6 +15,10 @@ extension PJSUA {
     /// pjproject 2.12.1, whose pjsua lacks dialog-event subscriptions.
     public nonisolated static var supportsDialogWatching: Bool { Native.dialogEventSupported }
 
+    /// Whether this build can name the account a buddy's subscription uses: `false` with
+    /// pjproject 2.12.1, where pjsua picks the account that matches the buddy's URI.
+    public nonisolated static var supportsBuddyAccounts: Bool { Native.buddyAccountSupported }
+
     /// Adds a buddy and, as asked, subscribes to its presence or its dialog state.
     ///
     /// The subscription goes out through the account's outbound proxy and route set,
@@ -88,7 +92,9 @@ extension PJSUA {
     /// - Throws: ``PJSUAUsageError/unknownBuddy(_:)``.
     public func presence(of buddy: Buddy) throws -> BuddyPresence {
         let slot = try liveSlot(buddy)
-        guard let presence = Native.buddyPresence(slot, retryAfter: nil) else { throw PJSUAUsageError.unknownBuddy(buddy) }
+        guard let presence = Native.buddyPresence(slot, retryAfter: nil) else {
+            throw PJSUAUsageError.unknownBuddy(buddy)
+        }
         return presence
     }
 

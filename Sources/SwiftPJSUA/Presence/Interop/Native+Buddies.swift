@@ -134,20 +134,24 @@ extension Native {
 
 // MARK: - C callbacks (pjsua's threads, pjsua's lock held; they copy and hand over)
 
-/// `on_buddy_state`: a NOTIFY changed the buddy's presence.
+/// `retry-after` of the NOTIFY that just ended a buddy's subscription, by slot, from
+/// `on_buddy_evsub_state` to the `on_buddy_state` pjsua calls right after it (same thread,
+/// pjsua's lock held throughout).
+private let pendingRetryAfter = Protected<[pjsua_buddy_id: Int32]>([:])
+
+/// `on_buddy_state`: a NOTIFY changed the buddy's presence, or (called right after
+/// `on_buddy_evsub_state`) its subscription changed state. One event for both.
 func onBuddyState(_ slot: pjsua_buddy_id) {
-    guard let presence = Native.buddyPresence(slot, retryAfter: nil) else { return }
+    let retryAfter = pendingRetryAfter.withLock { $0.removeValue(forKey: slot) }
+    guard let presence = Native.buddyPresence(slot, retryAfter: retryAfter) else { return }
     PresenceStreams.buddies.deliver(.presence(presence))
 }
 
-/// `on_buddy_evsub_state`: the presence subscription changed state; a terminating NOTIFY's
-/// `retry-after` is read from the event.
-func onBuddySubscriptionState(
-    _ slot: pjsua_buddy_id, _ event: UnsafeMutablePointer<pjsip_event>?
-) {
+/// `on_buddy_evsub_state`: the presence subscription changed state. Keeps a terminating
+/// NOTIFY's `retry-after` for the `on_buddy_state` that follows, which reports the change.
+func onBuddySubscriptionState(_ slot: pjsua_buddy_id, _ event: UnsafeMutablePointer<pjsip_event>?) {
     let retryAfter = cpj_evsub_event_retry_after(event)
-    guard let presence = Native.buddyPresence(slot, retryAfter: retryAfter) else { return }
-    PresenceStreams.buddies.deliver(.presence(presence))
+    pendingRetryAfter.withLock { $0[slot] = retryAfter >= 0 ? retryAfter : nil }
 }
 
 /// `on_buddy_dlg_event_state`: a dialog-event NOTIFY or subscription change.
