@@ -158,3 +158,43 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("A busy lamp reports the watched call early, confirmed, terminated (2.12.1: a typed unsupported error)")
+    func busyLampFromNotifier() async throws {
+        try await EngineHarness.run { h in
+            let sipp = try await Sipp.start(
+                scenario: "uas_dialog_notifier.xml", folder: h.folder, timeout: .seconds(10))
+            guard PJSUA.supportsDialogWatching else {
+                // pjproject 2.12.1 has no dialog-event subscriptions: a typed refusal, nothing sent.
+                await #expect(throws: PJSUAUsageError.self) {
+                    try await h.engine.addBuddy(sipp.uri, subscribesToPresence: false, watchesDialogs: true)
+                }
+                sipp.process.stop()
+                #expect(sipp.firstMessage(sent: false, startingWith: "SUBSCRIBE ") == nil)
+                return
+            }
+            let journal = Journal<BuddyDialogs>()
+            let events = h.engine.buddyEvents
+            let reader = Task { for await case .dialogs(let change) in events { journal.append(change) } }
+            defer { reader.cancel() }
+            let buddy = try await h.engine.addBuddy(sipp.uri, subscribesToPresence: false, watchesDialogs: true)
+            let records = try await journal.wait("the call to end") {
+                $0.contains { $0.buddy == buddy && $0.state == .terminated }
+            }
+            // Each state once, in order (repeats from subscription changes collapsed).
+            var states: [DialogState] = []
+            for state in records.compactMap(\.state) where states.last != state { states.append(state) }
+            #expect(states == [.early, .confirmed, .terminated], "\(records)")
+            let early = try #require(records.first { $0.state == .early })
+            #expect(early.dialogID == "lamp-call-1")
+            #expect(early.direction == "recipient")
+            #expect(early.subscription.phase == .active)
+            #expect(try await sipp.finish(timeout: .seconds(10)).exitStatus == 0, "\(sipp.messages.suffix(2000))")
+            let subscribe = try #require(sipp.firstMessage(sent: false, startingWith: "SUBSCRIBE "))
+            #expect(subscribe.header("Event") == "dialog", "\(subscribe.lines)")
+            #expect(sipp.receivedStatusCodes == [200, 200, 200])
+            try await h.engine.removeBuddy(buddy)
+        }
+    }
+}
