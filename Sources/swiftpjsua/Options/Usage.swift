@@ -18,6 +18,11 @@ let usage = """
                                    (p50/p99/max in µs); --messages: take incoming
                                    MESSAGEs (200) and print them (without it they get 480),
                                    and unsolicited message-waiting NOTIFYs (else 481)
+             [--presence-status online|busy|away|offline[:NOTE]] [--busy-in-calls]
+             [--buddy URI]... [--blf URI]...
+                                   own presence for watchers (--watchers URI,...), busy
+                                   while a call is up; print each buddy's presence and each
+                                   busy lamp's dialog state as lines
       call URI                     place a call; exit 0 when it was confirmed and ended
                                    (not by --media-timeout or a lost connection); when
                                    the far end transfers it (REFER), follow the new call
@@ -67,6 +72,8 @@ let usage = """
                                    only from the registrar/proxy for our Contact user
                                    (servers, the default: 403/404 otherwise), only for
                                    our Contact user from anywhere, or from anyone
+      --watchers URI[,URI...]      who may subscribe to the account's presence (403 for
+                                   everyone else; nobody by default)
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);
