@@ -80,17 +80,24 @@ extension EngineTests {
             }
             #expect(recorders.count == PJSUA.buildLimits.recorders)
             #expect((failure as? PJSUAError)?.code == .tooMany, "\(String(describing: failure))")
+            // pjmedia's WAV writer buffers 4 000 bytes: the last file grows past its header
+            // once the bridge has given that recorder frames (125 ms at 16 kHz).
+            let last = h.folder.file("recording-\(recorders.count - 1).wav")
+            try await waitUntil("the last recorder writing", timeout: .seconds(2)) {
+                Self.wavSizes(of: last).map { $0.file > 44 } ?? false
+            }
             try await h.engine.stop(recorders[0])
             try await h.engine.stop(try await h.engine.record(file: h.folder.file("again.wav").path, from: callee))
             // Every player the first call had was freed with it.
             try await h.engine.stop(try await h.engine.play(file: tone.path, into: caller))
             try await h.hangUp(caller, waitingFor: callee)
             // The call's end closes its recorders on the engine thread just after: the last
-            // one's file becomes a complete WAV file (pjmedia writes the header on close).
-            let last = h.folder.file("recording-\(recorders.count - 1).wav")
+            // one's file becomes complete, its header's data size (written only on close,
+            // 0 until then) equal to the bytes after the 44-byte header.
             try await waitUntil("the last recorder's file complete", timeout: .seconds(2)) {
-                (try? WAVAudio(contentsOf: last))?.samples.isEmpty == false
+                Self.wavSizes(of: last).map { $0.data > 0 && $0.data == $0.file - 44 } ?? false
             }
+            #expect((try? WAVAudio(contentsOf: last))?.samples.isEmpty == false)
         }
     }
 
@@ -171,5 +178,13 @@ extension EngineTests {
             return false
         }
         return try #require(event.incomingCall)
+    }
+
+    /// A WAV file's size and the data size its header states (pjmedia's 44-byte header:
+    /// the data chunk's size at offset 40), or nil while the file is shorter than that.
+    static func wavSizes(of file: URL) -> (file: Int, data: Int)? {
+        guard let bytes = try? [UInt8](Data(contentsOf: file)), bytes.count >= 44 else { return nil }
+        let data = (0..<4).reduce(0) { sum, i in sum | Int(bytes[40 + i]) << (8 * i) }
+        return (bytes.count, data)
     }
 }
