@@ -314,6 +314,10 @@ extension TURNConfiguration: Validatable {
             guard !texts.contains(where: { $0.isEmpty || $0.unicodeScalars.contains { $0.value < 0x20 } }) else {
                 throw .invalidConfiguration("TURN credential realm and username must be non-empty text")
             }
+            // The long-term key of RFC 8489 §9.2.2 is MD5 here: pjnath has no other.
+            if case .ha1 = credential.secret, credential.algorithm != .md5 {
+                throw .invalidConfiguration("a TURN credential's HA1 key must be MD5, not \(credential.algorithm)")
+            }
         }
         if transport == .tls, let file = tls.firstUnreadableFile {
             throw .invalidConfiguration("TURN TLS file is missing or unreadable: \(file)")
