@@ -39,6 +39,24 @@ extension EngineTests {
         }
     }
 
+    @Test("The HA1 never appears in the log, at level 6, through registration")
+    func ha1NeverLogged() async throws {
+        try await withKamailio { kamailio in
+            let captured = CapturedLog()
+            let configuration = try kamailio.ha1Account("alice")
+            guard case .ha1(let ha1) = configuration.credentials.first?.secret else {
+                Issue.record("not an HA1 credential: \(configuration.credentials)")
+                return
+            }
+            try await EngineHarness.run(logHandler: captured, logLevel: 6) { h in
+                _ = try await h.registeredAccount(configuration)
+            }
+            let lines = captured.all
+            #expect(lines.contains { $0.contains("Authorization: Digest") })
+            #expect(!lines.contains { $0.lowercased().contains(ha1) })
+        }
+    }
+
     @Test("Kamailio: a call from an HA1 account is challenged with 407 and reaches the callee")
     func ha1AnswersProxyChallengeAtKamailio() async throws {
         try await withKamailio { kamailio in
