@@ -48,6 +48,29 @@ extension EngineTests {
             #expect(try await anyRealm.waitForExit(timeout: .seconds(20)) == 64, "\(anyRealm.output)")
             #expect(anyRealm.output.contains("--ha1-env needs --realm"), "\(anyRealm.output)")
 
+            // Two secrets, or an algorithm without an HA1, are usage errors too.
+            for (name, extra, message) in [
+                ("both", ["--password-env", "ALICE_PASSWORD"], "--password-env and --ha1-env are two forms"),
+                ("sha-256-short", ["--ha1-algorithm", "sha-256"], "as 64 hex digits (it holds 32 characters)"),
+            ] {
+                let tool = try PeerProcess(
+                    "register-ha1-\(name)", executable: Repository.tool.path,
+                    arguments: [
+                        "register", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"), "--username", "alice",
+                        "--realm", kamailio.realm, "--ha1-env", "ALICE_HA1",
+                    ] + extra, folder: folder, environment: ["ALICE_HA1": ha1, "ALICE_PASSWORD": password])
+                #expect(try await tool.waitForExit(timeout: .seconds(20)) == 64, "\(tool.output)")
+                #expect(tool.output.contains(message), "\(tool.output)")
+            }
+            let algorithmAlone = try PeerProcess(
+                "register-ha1-algorithm-alone", executable: Repository.tool.path,
+                arguments: [
+                    "register", "--registrar", kamailio.uri, "--id", kamailio.aor("alice"), "--username", "alice",
+                    "--password-env", "ALICE_PASSWORD", "--ha1-algorithm", "sha-256",
+                ], folder: folder, environment: ["ALICE_PASSWORD": password])
+            #expect(try await algorithmAlone.waitForExit(timeout: .seconds(20)) == 64, "\(algorithmAlone.output)")
+            #expect(algorithmAlone.output.contains("--ha1-algorithm goes with --ha1-env"), "\(algorithmAlone.output)")
+
             // Only the good and the wrong HA1 reached the registrar.
             let registers = kamailio.receivedRequests.filter { $0.method == "REGISTER" }
             #expect(registers.allSatisfy { $0.user == "alice" }, "\(registers)")
