@@ -389,6 +389,25 @@ extension Credential: Validatable {
     }
 }
 
+extension Credential.Secret {
+    /// The bytes an HA1's hex digits stand for (16 for MD5), or nil for a password or a
+    /// secret that is not an even number of hex digits. pjnath takes a TURN credential's
+    /// hashed key as these raw bytes (`PJ_STUN_PASSWD_HASHED`), where pjsip takes the hex text.
+    var ha1Bytes: [UInt8]? {
+        guard case .ha1(let hex) = self else { return nil }
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0, digits.allSatisfy(\.isHexDigit) else { return nil }
+        func value(_ digit: UInt8) -> UInt8 {
+            switch digit {
+            case 0x30...0x39: digit - 0x30
+            case 0x41...0x46: digit - 0x41 + 10
+            default: digit - 0x61 + 10
+            }
+        }
+        return stride(from: 0, to: digits.count, by: 2).map { value(digits[$0]) << 4 | value(digits[$0 + 1]) }
+    }
+}
+
 extension UInt8 {
     /// `0`–`9`, `a`–`f` or `A`–`F`.
     fileprivate var isHexDigit: Bool {
