@@ -72,3 +72,41 @@ void cpj_acc_add_register_header(pjsua_acc_config *cfg, pj_pool_t *pool, pj_str_
 /* pjsip_cred_data_type values, spelled as the unsigned field they go into. */
 pj_uint32_t cpj_cred_plain_password(void) { return PJSIP_CRED_DATA_PLAIN_PASSWD; }
 pj_uint32_t cpj_cred_digest(void) { return PJSIP_CRED_DATA_DIGEST; }
+
+/* The digest algorithm of an HA1 credential (PJSIP_CRED_DATA_DIGEST), in the shim's own
+ * numbering: pjsip_cred_info.algorithm_type and pjsip_auth_algorithm_type came with RFC 7616
+ * and RFC 8760 support in 2.15.1, together with PJSIP_AUTH_MAX_DIGEST_BUFFER_LENGTH, which
+ * stands for them here. Before that pjsip takes an HA1 as MD5 only. */
+#if defined(PJSIP_AUTH_MAX_DIGEST_BUFFER_LENGTH)
+static pjsip_auth_algorithm_type cpj_digest_algorithm_type(cpj_digest_algorithm algorithm) {
+    switch (algorithm) {
+    case CPJ_DIGEST_MD5: return PJSIP_AUTH_ALGORITHM_MD5;
+    case CPJ_DIGEST_SHA256: return PJSIP_AUTH_ALGORITHM_SHA256;
+    }
+    return PJSIP_AUTH_ALGORITHM_NOT_SET;
+}
+#endif
+
+/* Whether pjsip can answer a challenge with an HA1 of `algorithm`: MD5 always; SHA-256 only
+ * from 2.15.1 and with OpenSSL (pjsip_auth_is_algorithm_supported asks it at run time). */
+pj_bool_t cpj_digest_algorithm_available(cpj_digest_algorithm algorithm) {
+    if (algorithm == CPJ_DIGEST_MD5) return PJ_TRUE;
+#if defined(PJSIP_AUTH_MAX_DIGEST_BUFFER_LENGTH)
+    pjsip_auth_algorithm_type type = cpj_digest_algorithm_type(algorithm);
+    return type != PJSIP_AUTH_ALGORITHM_NOT_SET && pjsip_auth_is_algorithm_supported(type);
+#else
+    return PJ_FALSE;
+#endif
+}
+
+/* Marks `cred` as an HA1 of `algorithm`; PJ_FALSE (and `cred` left alone) when this pjsip
+ * cannot use one (see cpj_digest_algorithm_available). */
+pj_bool_t cpj_cred_set_digest_algorithm(pjsip_cred_info *cred, cpj_digest_algorithm algorithm) {
+    if (!cpj_digest_algorithm_available(algorithm)) return PJ_FALSE;
+#if defined(PJSIP_AUTH_MAX_DIGEST_BUFFER_LENGTH)
+    cred->algorithm_type = cpj_digest_algorithm_type(algorithm);
+#else
+    (void)cred;
+#endif
+    return PJ_TRUE;
+}

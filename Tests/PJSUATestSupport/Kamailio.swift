@@ -74,10 +74,12 @@ public final class Kamailio: Sendable {
     ///     Record-Route (port 5060) instead of its address (`-A DOMAIN_NAME`).
     ///   - replySDPSubstitution: with `natHelper`, a `subst_body` expression
     ///     (`/regex/replacement/flags`) Kamailio applies to the SDP of every reply it relays.
+    ///   - digestAlgorithm: the algorithm its challenges name and its checks use (the auth
+    ///     module's `algorithm`, `MD5` or `SHA-256`); MD5 when `nil`.
     public static func start(
         folder: TemporaryFolder, port: UInt16? = nil, tls: TLSFiles? = nil, ipv6: Bool = false,
         name: String = "kamailio", in host: Topology.Host? = nil, natHelper: Bool = false,
-        advertisedHost: String? = nil, replySDPSubstitution: String? = nil
+        advertisedHost: String? = nil, replySDPSubstitution: String? = nil, digestAlgorithm: String? = nil
     ) async throws -> Kamailio {
         let port = port ?? (host == nil ? FreePort.tcpAndUDP() : 5060)
         let address = host?.address ?? "127.0.0.1"
@@ -95,6 +97,7 @@ public final class Kamailio: Sendable {
             arguments += ["-A", "SDP_SUBST=\"\(escaped)\""]
         }
         if natHelper { arguments += ["-A", "WITH_NAT"] }
+        if let digestAlgorithm { arguments += ["-A", "DIGEST_ALGORITHM=\"\(digestAlgorithm)\""] }
         // A unix socket for kamcmd (``contacts(of:)``); the path is reachable from any
         // network namespace.
         let control = runDirectory.appendingPathComponent("ctl").path

@@ -85,6 +85,11 @@ void cpj_acc_set_proxy(pjsua_acc_config *cfg, unsigned index, pj_str_t uri);
 void cpj_acc_add_register_header(pjsua_acc_config *cfg, pj_pool_t *pool, pj_str_t name, pj_str_t value);
 pj_uint32_t cpj_cred_plain_password(void);
 pj_uint32_t cpj_cred_digest(void);
+/* The digest algorithm of an HA1 credential, numbered by the shim (pjsip's own enum exists
+ * only from 2.15.1). */
+typedef enum cpj_digest_algorithm { CPJ_DIGEST_MD5 = 0, CPJ_DIGEST_SHA256 = 1 } cpj_digest_algorithm;
+pj_bool_t cpj_digest_algorithm_available(cpj_digest_algorithm algorithm);
+pj_bool_t cpj_cred_set_digest_algorithm(pjsip_cred_info *cred, cpj_digest_algorithm algorithm);
 
 /* calls.c: call settings, info arrays, streams, slots */
 void cpj_call_setting_audio_only(pjsua_call_setting *setting);

@@ -189,6 +189,7 @@ extension AccountConfiguration: Validatable {
         guard credentials.count <= Native.maxCredentials else {
             throw .invalidConfiguration("at most \(Native.maxCredentials) credentials")
         }
+        for credential in credentials { try credential.validate() }
         guard outboundProxies.count <= Native.maxProxies else {
             throw .invalidConfiguration("at most \(Native.maxProxies) outbound proxies")
         }
@@ -231,9 +232,23 @@ extension AccountConfiguration: Validatable {
     }
 }
 
-/// Digest credentials for a realm (RFC 3261 §22, RFC 2617).
+/// Digest credentials for a realm (RFC 3261 §22, RFC 7616): a username with either the
+/// password itself or its precomputed HA1, so that the password need not be kept at all.
+///
+/// ```swift
+/// let account = AccountConfiguration(
+///     identity: "sip:alice@example.com", registrar: "sip:example.com",
+///     // MD5("alice:example.com:s3cret"), computed once where the password is known
+///     credentials: [.digest(ha1: "9e2c5b6d0f4a8e7c1b3d5f7a9c0e2b4d", username: "alice", realm: "example.com")])
+/// print(account)  // the HA1 shows as ha1(<redacted>)
+/// ```
+///
+/// Wraps `pjsip_cred_info` (`pjsua_acc_config.cred_info`): `realm`, `username`, `scheme`
+/// `digest`, `data_type` `PJSIP_CRED_DATA_PLAIN_PASSWD` or `PJSIP_CRED_DATA_DIGEST` with the
+/// secret in `data`, and for an HA1 its `algorithm_type`.
 public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// The secret: the password itself, or the precomputed HA1 `MD5(username:realm:password)`.
+    /// The secret: the password itself, or the precomputed HA1 `H(username:realm:password)`
+    /// (RFC 7616 §3.4.2), `H` being ``Credential/algorithm``.
     ///
     /// Every rendering of it, `"\(secret)"`, `String(reflecting:)`, `dump` and `Mirror`,
     /// shows only its kind: `password(<redacted>)` or `ha1(<redacted>)`.
@@ -242,7 +257,8 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
     {
         /// The password itself.
         case password(String)
-        /// The precomputed HA1, as 32 lowercase hex digits.
+        /// The precomputed HA1 as hex digits: 32 for MD5, 64 for SHA-256 (see
+        /// ``Credential/algorithm``); upper or lower case, handed to pjsip in lower case.
         case ha1(String)
 
         /// The kind only: `password(<redacted>)` or `ha1(<redacted>)`.
@@ -260,18 +276,31 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         public var customMirror: Mirror { Mirror(self, children: [:]) }
     }
 
-    /// The realm these credentials answer, or `*` for any realm.
+    /// The realm these credentials answer, or `*` for any realm (passwords only: an HA1
+    /// holds its realm, so it needs the realm the server names in its challenge).
     public var realm: String
     /// The username in the digest.
     public var username: String
     /// The password or HA1. Never logged or printed.
     public var secret: Secret
+    /// The hash an ``Secret/ha1(_:)`` secret was computed with; pjsip answers a challenge
+    /// with it only when the challenge names the same algorithm (a challenge without one
+    /// means MD5). ``DigestAlgorithm/md5`` by default. No effect on a
+    /// ``Secret/password(_:)``, which pjsip hashes with whatever algorithm each challenge
+    /// names. Wraps `pjsip_cred_info.algorithm_type` (pjproject 2.15.1 and later).
+    public var algorithm: DigestAlgorithm
 
     /// Creates credentials for `realm` (`*` answers any realm).
-    public init(realm: String = "*", username: String, secret: Secret) {
+    /// - Parameters:
+    ///   - realm: the realm the server names in its challenge, or `*` (passwords only).
+    ///   - username: the digest username.
+    ///   - secret: the password or HA1.
+    ///   - algorithm: the hash of an HA1 secret (``DigestAlgorithm/md5`` by default).
+    public init(realm: String = "*", username: String, secret: Secret, algorithm: DigestAlgorithm = .md5) {
         self.realm = realm
         self.username = username
         self.secret = secret
+        self.algorithm = algorithm
     }
 
     /// Credentials with a plain password for any realm.
@@ -279,9 +308,109 @@ public struct Credential: Sendable, Hashable, CustomStringConvertible, CustomDeb
         Credential(realm: realm, username: username, secret: .password(password))
     }
 
+    /// Credentials with a precomputed HA1 instead of the password (`PJSIP_CRED_DATA_DIGEST`),
+    /// for registration and for the challenges of calls, subscriptions and messages alike.
+    ///
+    /// The HA1 is `H(username:realm:password)` written as lowercase hex (RFC 7616 §3.4.2):
+    /// `MD5` gives 32 hex digits, `SHA-256` 64. For example
+    /// `printf '%s' 'alice:example.com:s3cret' | md5sum`.
+    /// - Parameters:
+    ///   - ha1: the HA1 in hex: 32 digits for ``DigestAlgorithm/md5``, 64 for
+    ///     ``DigestAlgorithm/sha256``; upper or lower case.
+    ///   - username: the digest username, the same one the HA1 was computed with.
+    ///   - realm: the realm the HA1 was computed with, exactly as the server names it in its
+    ///     `WWW-Authenticate` or `Proxy-Authenticate` (an HA1 answers no other realm, so
+    ///     `*` is not allowed).
+    ///   - algorithm: the hash the HA1 was computed with; the server's challenge must name
+    ///     the same one.
+    /// - Returns: the credential. Nothing is checked here: ``PJSUA/addAccount(_:)`` and
+    ///   ``PJSUA/modifyAccount(_:_:)`` throw ``PJSUAUsageError/invalidConfiguration(_:)``
+    ///   for an HA1 that is not that many hex digits or a realm that is empty or `*`, and
+    ///   ``PJSUAUsageError/unsupported(_:)`` for ``DigestAlgorithm/sha256`` with a
+    ///   pjproject before 2.15.1 or one built without OpenSSL.
+    public static func digest(
+        ha1: String, username: String, realm: String, algorithm: DigestAlgorithm = .md5
+    ) -> Credential {
+        Credential(realm: realm, username: username, secret: .ha1(ha1), algorithm: algorithm)
+    }
+
     /// Leaves the secret out.
-    public var description: String { "Credential(realm: \(realm), username: \(username), secret: \(secret))" }
+    public var description: String {
+        let hash = if case .ha1 = secret, algorithm != .md5 { ", algorithm: \(algorithm)" } else { "" }
+        return "Credential(realm: \(realm), username: \(username), secret: \(secret)\(hash))"
+    }
 
     /// The same as ``description``.
     public var debugDescription: String { description }
+}
+
+/// The hash of a digest credential's HA1 (RFC 7616 §3.4.2, RFC 8760): the `algorithm`
+/// parameter of a challenge.
+public struct DigestAlgorithm: Sendable, Hashable, CustomStringConvertible {
+    /// The name in a challenge's `algorithm` parameter: `MD5` or `SHA-256`.
+    public let name: String
+    /// How many hex digits its HA1 has: 32 for MD5, 64 for SHA-256.
+    public let hexDigits: Int
+
+    private init(name: String, hexDigits: Int) {
+        self.name = name
+        self.hexDigits = hexDigits
+    }
+
+    /// MD5 (RFC 2617, the default of RFC 3261 digest): every pjproject supports it.
+    public static let md5 = DigestAlgorithm(name: "MD5", hexDigits: 32)
+    /// SHA-256 (RFC 7616, RFC 8760): with pjproject 2.15.1 or later built with OpenSSL.
+    public static let sha256 = DigestAlgorithm(name: "SHA-256", hexDigits: 64)
+
+    /// Whether this pjproject can answer a challenge with an HA1 of this algorithm (MD5
+    /// always; SHA-256 from pjproject 2.15.1 with OpenSSL). Wraps
+    /// `pjsip_auth_is_algorithm_supported`.
+    public var isAvailable: Bool { Native.isDigestAlgorithmAvailable(self) }
+
+    /// The name, for example `SHA-256`.
+    public var description: String { name }
+}
+
+extension Credential: Validatable {
+    /// An HA1 must be as many hex digits as its algorithm gives, for a realm of its own, and
+    /// of an algorithm this pjproject has. The errors never quote the secret.
+    func validate() throws(PJSUAUsageError) {
+        guard case .ha1(let ha1) = secret else { return }
+        let who = "the HA1 credential of \(username)"
+        guard ha1.utf8.count == algorithm.hexDigits, ha1.utf8.allSatisfy(\.isHexDigit) else {
+            throw .invalidConfiguration("\(who) must be \(algorithm.hexDigits) hex digits (\(algorithm) HA1)")
+        }
+        guard !realm.isEmpty, realm != "*" else {
+            throw .invalidConfiguration("\(who) needs the realm it was computed for, not '\(realm)'")
+        }
+        guard algorithm.isAvailable else {
+            throw .unsupported("\(algorithm) HA1 credentials (pjproject 2.15.1 or later with OpenSSL)")
+        }
+    }
+}
+
+extension Credential.Secret {
+    /// The bytes an HA1's hex digits stand for (16 for MD5), or nil for a password or a
+    /// secret that is not an even number of hex digits. pjnath takes a TURN credential's
+    /// hashed key as these raw bytes (`PJ_STUN_PASSWD_HASHED`), where pjsip takes the hex text.
+    var ha1Bytes: [UInt8]? {
+        guard case .ha1(let hex) = self else { return nil }
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0, digits.allSatisfy(\.isHexDigit) else { return nil }
+        func value(_ digit: UInt8) -> UInt8 {
+            switch digit {
+            case 0x30...0x39: digit - 0x30
+            case 0x41...0x46: digit - 0x41 + 10
+            default: digit - 0x61 + 10
+            }
+        }
+        return stride(from: 0, to: digits.count, by: 2).map { value(digits[$0]) << 4 | value(digits[$0 + 1]) }
+    }
+}
+
+extension UInt8 {
+    /// `0`–`9`, `a`–`f` or `A`–`F`.
+    fileprivate var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
 }

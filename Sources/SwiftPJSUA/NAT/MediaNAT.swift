@@ -134,7 +134,10 @@ public struct TURNConfiguration: Sendable, Hashable {
     public var transport: TURNTransport
     /// The long-term credential (RFC 8489 §9.2) the server asks for; `nil` for a server
     /// that asks none. The realm is the one the server names, `*` taking any; an
-    /// ``Credential/Secret/ha1(_:)`` secret is the key `MD5(username:realm:password)`.
+    /// ``Credential/Secret/ha1(_:)`` secret is the key `MD5(username:realm:password)` as 32
+    /// hex digits, for the realm named (handed to pjnath as its 16 bytes,
+    /// `PJ_STUN_PASSWD_HASHED`). ``PJSUA/start(_:)`` and ``PJSUA/addAccount(_:)`` throw
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` for a key of another length or algorithm.
     public var credential: Credential?
     /// TLS files for ``TURNTransport/tls`` (`turn_tls_setting`): the trusted authorities
     /// and, for a server that asks for one, the client certificate and key. pjnath does not
@@ -314,6 +317,11 @@ extension TURNConfiguration: Validatable {
             guard !texts.contains(where: { $0.isEmpty || $0.unicodeScalars.contains { $0.value < 0x20 } }) else {
                 throw .invalidConfiguration("TURN credential realm and username must be non-empty text")
             }
+            // The long-term key of RFC 8489 §9.2.2 is MD5 here: pjnath has no other.
+            if case .ha1 = credential.secret, credential.algorithm != .md5 {
+                throw .invalidConfiguration("a TURN credential's HA1 key must be MD5, not \(credential.algorithm)")
+            }
+            try credential.validate()
         }
         if transport == .tls, let file = tls.firstUnreadableFile {
             throw .invalidConfiguration("TURN TLS file is missing or unreadable: \(file)")

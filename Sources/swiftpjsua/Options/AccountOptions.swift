@@ -2,14 +2,15 @@ import Foundation
 import SwiftPJSUA
 
 /// The account options shared by `register`, `call` and `listen`:
-/// `--registrar URI --id URI --username U --password-env VAR [--realm R] [--proxy URI|none]
+/// `--registrar URI --id URI --username U (--password-env VAR | --ha1-env VAR --realm R
+/// [--ha1-algorithm md5|sha-256]) [--realm R] [--proxy URI|none]
 /// [--transport udp|tcp|tls|udp6|tcp6|tls6] [--ca-file PEM] [--expires S] [--retry S] [--media-timeout S|off]
 /// [--transport-loss end|reinvite] [--srtp MODE[,KEYING...][,tls|,sips]]
 /// [--who-may-call servers|contact-user|anyone]`.
 struct AccountOptions {
     static let names: Set<String> = [
-        "registrar", "id", "username", "password-env", "realm", "proxy", "transport", "ca-file", "expires", "retry",
-        "media-timeout", "transport-loss", "srtp", "who-may-call", "watchers",
+        "registrar", "id", "username", "password-env", "ha1-env", "ha1-algorithm", "realm", "proxy", "transport",
+        "ca-file", "expires", "retry", "media-timeout", "transport-loss", "srtp", "who-may-call", "watchers",
     ]
 
     /// How long a confirmed call may receive no RTP before the tool ends it, unless
@@ -20,6 +21,10 @@ struct AccountOptions {
     var identity: String?
     var username: String?
     var password: String?
+    /// `--ha1-env VAR`: the precomputed HA1 (hex) from that environment variable, in place of
+    /// a password; never from the command line, which other users can read (`ps`).
+    var ha1: String?
+    var ha1Algorithm: DigestAlgorithm
     var realm: String
     var proxy: String?
     var transport: TransportType
@@ -90,15 +95,29 @@ struct AccountOptions {
             }
             password = value
         }
+        ha1Algorithm = .md5
+        switch options.string("ha1-algorithm")?.lowercased() {
+        case nil, "md5": break
+        case "sha-256", "sha256": ha1Algorithm = .sha256
+        case let other?: throw UsageError(message: "--ha1-algorithm must be md5 or sha-256, not \(other)")
+        }
+        if let variable = options.string("ha1-env") {
+            ha1 = try Self.ha1(fromVariable: variable, algorithm: ha1Algorithm, realm: realm)
+        } else if options.string("ha1-algorithm") != nil {
+            throw UsageError(message: "--ha1-algorithm goes with --ha1-env")
+        }
+        if password != nil, ha1 != nil {
+            throw UsageError(message: "--password-env and --ha1-env are two forms of one secret: give one")
+        }
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw UsageError(message: "--ca-file: cannot read \(caFile)")
         }
-        if registrar != nil || identity != nil || username != nil || password != nil {
+        if registrar != nil || identity != nil || username != nil || password != nil || ha1 != nil {
             guard registrar != nil, identity != nil else {
                 throw UsageError(message: "an account needs both --registrar and --id")
             }
-            guard (username == nil) == (password == nil) else {
-                throw UsageError(message: "--username and --password-env go together")
+            guard (username == nil) == (password == nil && ha1 == nil) else {
+                throw UsageError(message: "--username goes with --password-env or --ha1-env")
             }
         }
         // Requests follow the registrar unless told otherwise: it is usually the proxy too.
@@ -123,6 +142,8 @@ struct AccountOptions {
         var configuration = AccountConfiguration(identity: identity, registrar: registrar, transport: transport)
         if let username, let password {
             configuration.credentials = [.password(password, username: username, realm: realm)]
+        } else if let username, let ha1 {
+            configuration.credentials = [.digest(ha1: ha1, username: username, realm: realm, algorithm: ha1Algorithm)]
         }
         if let proxy { configuration.outboundProxies = [proxy] }
         if let expires { configuration.registrationExpiry = max(.seconds(1), expires) }
@@ -135,6 +156,31 @@ struct AccountOptions {
         configuration.whoMayCall = whoMayCall
         configuration.watchers = WatcherPolicy(allowedWatchers: watchers)
         return configuration
+    }
+}
+
+extension AccountOptions {
+    /// The HA1 in environment variable `variable`: as many hex digits as `algorithm` gives
+    /// (surrounding white space dropped), for a `realm` of its own. The errors name the
+    /// variable, never its value.
+    static func ha1(fromVariable variable: String, algorithm: DigestAlgorithm, realm: String) throws(UsageError)
+        -> String
+    {
+        guard let raw = ProcessInfo.processInfo.environment[variable] else {
+            throw UsageError(message: "--ha1-env: environment variable \(variable) is not set")
+        }
+        let value = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let allHex = value.allSatisfy(\.isHexDigit)
+        guard value.count == algorithm.hexDigits, allHex else {
+            let found = "\(value.count) characters" + (allHex ? "" : ", not all hex digits")
+            throw UsageError(
+                message: "--ha1-env: environment variable \(variable) must hold the \(algorithm) HA1 as "
+                    + "\(algorithm.hexDigits) hex digits (it holds \(found))")
+        }
+        guard realm != "*", !realm.isEmpty else {
+            throw UsageError(message: "--ha1-env needs --realm: an HA1 is computed for one realm")
+        }
+        return value
     }
 }
 

@@ -38,7 +38,7 @@ let usage = """
       message URI --text T         send one MESSAGE and print its final status; exit 0
               [--content-type C] [--port P] [--bind ADDR]
                                    for a 2xx (default type text/plain)
-      register --registrar URI --id URI [--username U --password-env VAR] [--once]
+      register --registrar URI --id URI [--username U --password-env VAR|--ha1-env VAR] [--once]
                                    register and print registration events until stopped;
                                    with --once: register, print the outcome, unregister,
                                    exit 0 only if the registration succeeded
@@ -49,6 +49,11 @@ let usage = """
       --id URI                     the account's identity (address-of-record)
       --username U                 digest username
       --password-env VAR           take the password from environment variable VAR
+      --ha1-env VAR                instead of a password, take its HA1 from environment
+                                   variable VAR: H(username:realm:password) in hex, e.g.
+                                   printf %s alice:example.com:PW | md5sum; needs --realm
+      --ha1-algorithm md5|sha-256  the hash of the --ha1-env HA1 (default md5; sha-256
+                                   with pjproject 2.15.1 or later)
       --realm R                    digest realm the credentials are for (default any)
       --proxy URI|none             outbound proxy (default: the registrar, loose routing)
       --transport udp|tcp|tls      SIP transport (default udp; over IPv6 when --bind is an

@@ -79,6 +79,11 @@ extension Native {
         forgetAdmission(account.slot)
     }
     static var maxCredentials: Int { Int(cpj_acc_max_credentials()) }
+
+    /// Whether pjsip can answer challenges with an HA1 of `algorithm`.
+    static func isDigestAlgorithmAvailable(_ algorithm: DigestAlgorithm) -> Bool {
+        cpj_digest_algorithm_available(algorithm.native) != 0
+    }
     static var maxProxies: Int { Int(cpj_acc_max_proxies()) }
 
     /// Adds an account from a full configuration. Wraps `pjsua_acc_add`, which copies the
@@ -155,8 +160,11 @@ extension Native {
                 info.pointee.data_type = Int32(cpj_cred_plain_password())
                 info.pointee.data = scope.pj(password)
             case .ha1(let ha1):
+                // pjsip puts the hex into the response's hash as it is: RFC 7616 writes it
+                // in lower case. The algorithm was checked in validate().
                 info.pointee.data_type = Int32(cpj_cred_digest())
-                info.pointee.data = scope.pj(ha1)
+                info.pointee.data = scope.pj(ha1.lowercased())
+                _ = cpj_cred_set_digest_algorithm(info, credential.algorithm.native)
             }
         }
         config.proxy_cnt = UInt32(account.outboundProxies.count)
@@ -245,4 +253,9 @@ extension Native {
     static func setRegistration(_ slot: pjsua_acc_id, renew: Bool) throws(PJSUAError) {
         try PJ.check(pjsua_acc_set_registration(slot, renew ? 1 : 0), "pjsua_acc_set_registration")
     }
+}
+
+extension DigestAlgorithm {
+    /// The shim's number for it.
+    fileprivate var native: cpj_digest_algorithm { self == .sha256 ? CPJ_DIGEST_SHA256 : CPJ_DIGEST_MD5 }
 }

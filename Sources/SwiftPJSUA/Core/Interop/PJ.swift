@@ -69,6 +69,14 @@ final class StringScope {
         return pj_str_t(ptr: copy, slen: pj_ssize_t(strlen(copy)))
     }
 
+    /// A `pj_str_t` over a copy of `bytes` (which may hold NULs) that lives as long as this scope.
+    func pj(bytes: [UInt8]) -> pj_str_t {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+        for (i, byte) in bytes.enumerated() { buffer[i] = CChar(bitPattern: byte) }
+        buffers.append(buffer)
+        return pj_str_t(ptr: buffer, slen: pj_ssize_t(bytes.count))
+    }
+
     /// A NUL-terminated copy of `text` that lives as long as this scope.
     func cString(_ text: String) -> UnsafeMutablePointer<CChar> {
         let bytes = Array(text.utf8)

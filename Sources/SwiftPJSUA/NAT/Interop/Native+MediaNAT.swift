@@ -71,9 +71,10 @@ extension Native {
             case .password(let password):
                 cred.data.static_cred.data_type = PJ_STUN_PASSWD_PLAIN
                 cred.data.static_cred.data = scope.pj(password)
-            case .ha1(let key):
+            case .ha1:
+                // The long-term key itself, MD5(username:realm:password) as 16 bytes (validated).
                 cred.data.static_cred.data_type = PJ_STUN_PASSWD_HASHED
-                cred.data.static_cred.data = scope.pj(key)
+                cred.data.static_cred.data = scope.pj(bytes: credential.secret.ha1Bytes ?? [])
             }
         }
         if turn.transport == .tls {
