@@ -13,9 +13,12 @@ public struct IncomingMessage: Sendable, Hashable {
     public var to: String
     /// The sender's Contact URI, when the request had one (`nil` otherwise).
     public var contact: String?
-    /// The body's media type, for example `text/plain` (parameters such as `charset` are
-    /// not included).
+    /// The body's media type, for example `text/plain`, without parameters (``charset``
+    /// has that one; the whole header is in ``headers``).
     public var contentType: String
+    /// The Content-Type's `charset` parameter in lower case, for example `utf-8`, or nil when
+    /// the request named none (RFC 3428 §9: UTF-8 then).
+    public var charset: String?
     /// The body, decoded as UTF-8 (invalid sequences replaced).
     public var body: String
     /// Every header of the request, in order.
@@ -31,10 +34,12 @@ public struct IncomingMessage: Sendable, Hashable {
     ///   - contentType: the body's media type.
     ///   - body: the body.
     ///   - headers: the request's headers.
+    ///   - charset: the Content-Type's `charset`, in lower case.
     public init(
         account: Account?, call: Call? = nil, from: SIPAddress, to: String, contact: String? = nil,
-        contentType: String = "text/plain", body: String, headers: [SIPHeader] = []
+        contentType: String = "text/plain", body: String, headers: [SIPHeader] = [], charset: String? = nil
     ) {
+        self.charset = charset
         self.account = account
         self.call = call
         self.from = from

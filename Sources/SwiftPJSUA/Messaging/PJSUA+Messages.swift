@@ -37,7 +37,9 @@ extension PJSUA {
     /// - Throws: ``PJSUAUsageError/invalidURI(_:)``; ``PJSUAUsageError/invalidArgument(_:)``
     ///   for a content type that is not `type/subtype`; ``PJSUAUsageError/invalidHeader(_:)``;
     ///   ``PJSUAUsageError/unknownAccount(_:)``; ``PJSUAUsageError/shutDown`` when the engine
-    ///   shuts down before the response; ``PJSUAError`` when pjsua refuses to send.
+    ///   shuts down before the response; ``PJSUAError`` when pjsua refuses to send or pjsip
+    ///   could not send it (``PJSUAError/Code/messageTooLong`` above
+    ///   ``BuildLimits/sipMessageBytes``), never a local status dressed as the far end's.
     public func sendMessage(
         _ body: String, to uri: String, from account: Account, contentType: String = "text/plain",
         headers: [SIPHeader] = []
@@ -51,12 +53,28 @@ extension PJSUA {
         return try await withCheckedThrowingContinuation { continuation in
             // Registered before sending: the response can arrive on pjsua's thread before
             // pjsua_im_send returns here.
-            bridge.messages.withLock { $0.pending[token] = continuation }
+            bridge.messages.withLock { state in
+                state.pending[token] = continuation
+                state.sending[token] = .some(nil)
+            }
             do {
                 try Native.sendMessage(
                     body, to: uri, from: slot, contentType: contentType, headers: headers, token: token)
+                // A response that came while pjsua_im_send ran was kept for now.
+                let early = bridge.messages.withLock {
+                    state -> (MessageDelivery, CheckedContinuation<MessageDelivery, any Error>)? in
+                    guard case .some(.some(let delivery)) = state.sending.removeValue(forKey: token),
+                        let waiting = state.pending.removeValue(forKey: token)
+                    else { return nil }
+                    return (delivery, waiting)
+                }
+                early.map { $0.1.resume(returning: $0.0) }
             } catch {
-                let waiting = bridge.messages.withLock { $0.pending.removeValue(forKey: token) }
+                // pjsip's local final status for a request it never sent is not the far end's answer.
+                let waiting = bridge.messages.withLock { state in
+                    state.sending[token] = nil
+                    return state.pending.removeValue(forKey: token)
+                }
                 waiting?.resume(throwing: error)
             }
         }

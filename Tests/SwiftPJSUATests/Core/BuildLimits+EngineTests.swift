@@ -170,6 +170,27 @@ extension EngineTests {
         }
     }
 
+    @Test("A MESSAGE above PJSIP_MAX_PKT_LEN throws messageTooLong, not a delivery status; the next one is delivered")
+    func messageAboveMaxPacketLengthThrows() async throws {
+        try await EngineHarness.run { h in
+            let reader = Task { [messages = h.engine.messages] in
+                for await event in messages { if case .message(let message) = event { return message.body } }
+                return ""
+            }
+            defer { reader.cancel() }
+            let big = String(repeating: "a", count: PJSUA.buildLimits.sipMessageBytes)
+            await #expect {
+                let delivery = try await h.engine.sendMessage(big, to: h.uri("big"), from: h.account)
+                Issue.record("a delivery status for a MESSAGE never sent: \(delivery)")
+            } throws: { error in
+                (error as? PJSUAError)?.code == .messageTooLong
+            }
+            let delivery = try await h.engine.sendMessage("fits", to: h.uri("small"), from: h.account)
+            #expect(delivery.statusCode == 200, "\(delivery)")
+            #expect(await reader.value == "fits")
+        }
+    }
+
     /// The incoming leg of a self-call the test placed, found by its Call-ID.
     private static func incomingLeg(of caller: Call, _ h: EngineHarness) async throws -> Call {
         let sipCallID = try await h.engine.callInfo(caller).sipCallID

@@ -53,6 +53,7 @@ extension EngineTests {
             #expect(message.from.uri == "sip:sipp@127.0.0.1", "\(message.from)")
             #expect(message.to == "sip:engine@127.0.0.1")
             #expect(message.contentType == "text/plain")
+            #expect(message.charset == "utf-8", "\(message.headers)")
             #expect(message.body.hasPrefix("Hello from sipp, grüße"), "\(message.body)")
             #expect(message.headers.contains(SIPHeader(name: "X-Message-Test", value: "first")), "\(message.headers)")
             #expect(reader.typing.map(\.isTyping) == [true])

@@ -4,11 +4,27 @@ import CPJSUAShim
 /// by the token passed to pjsua as the request's user data.
 struct MessagesState {
     var pending: [UInt64: CheckedContinuation<MessageDelivery, any Error>] = [:]
+    /// Sends inside `pjsua_im_send` now, with the final response if one came meanwhile.
+    /// pjsip ends a request it could not send (too long, no transport) with a local final
+    /// status through the callback and only then returns the error: the error decides.
+    var sending: [UInt64: MessageDelivery?] = [:]
 
     /// Takes every waiting send out (at shutdown, to fail them).
     mutating func takeAll() -> [CheckedContinuation<MessageDelivery, any Error>] {
         defer { pending = [:] }
         return Array(pending.values)
+    }
+
+    /// The callback's final response for `token`: the waiting send to resume, or nil when
+    /// there is none or its `pjsua_im_send` has not returned yet (the response is kept).
+    mutating func finish(_ token: UInt64, with delivery: MessageDelivery) -> CheckedContinuation<
+        MessageDelivery, any Error
+    >? {
+        if sending[token] != nil {
+            sending[token] = .some(delivery)
+            return nil
+        }
+        return pending.removeValue(forKey: token)
     }
 }
 
@@ -93,6 +109,22 @@ extension Native {
         SIPAddress(parsing: from.map { PJ.string($0.pointee) } ?? "")
     }
 
+    /// The `charset` parameter of the Content-Type header (`c` in compact form), lower-cased
+    /// and unquoted; pjsua's own media type has only `type/subtype`.
+    static func charset(in headers: [SIPHeader]) -> String? {
+        guard let value = headers.first(where: { ["content-type", "c"].contains($0.name.lowercased()) })?.value
+        else { return nil }
+        for parameter in value.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingWhitespace().lowercased() == "charset" else { continue }
+            let text = pair[1].trimmingWhitespace()
+            let quoted = text.count >= 2 && text.hasPrefix("\"") && text.hasSuffix("\"")
+            let unquoted = quoted ? text.dropFirst().dropLast() : Substring(text)
+            return unquoted.isEmpty ? nil : unquoted.lowercased()
+        }
+        return nil
+    }
+
     fileprivate static func callHandle(_ slot: pjsua_call_id) -> Call? {
         slot == pjsua_call_id(cpj_invalid_id()) ? nil : Handles.call(slot)
     }
@@ -106,12 +138,13 @@ func onPager(
     _ rdata: UnsafeMutablePointer<pjsip_rx_data>?, _ accountSlot: pjsua_acc_id
 ) {
     let contactText = contact.map { PJ.string($0.pointee) } ?? ""
+    let headers = rdata.map(Native.headers(of:)) ?? []
     let message = IncomingMessage(
         account: Handles.account(accountSlot), call: Native.callHandle(callSlot), from: Native.sender(from),
         to: SIPAddress(parsing: to.map { PJ.string($0.pointee) } ?? "").uri,
         contact: contactText.isEmpty ? nil : SIPAddress(parsing: contactText).uri,
         contentType: mime.map { PJ.string($0.pointee) } ?? "", body: body.map { PJ.string($0.pointee) } ?? "",
-        headers: rdata.map(Native.headers(of:)) ?? [])
+        headers: headers, charset: Native.charset(in: headers))
     ConsentStreams.messages.deliver(.message(message))
 }
 
@@ -126,7 +159,7 @@ func onPagerStatus(
     let delivery = MessageDelivery(statusCode: Int(status.rawValue), reason: reason.map { PJ.string($0.pointee) } ?? "")
     // pjsua reports only final responses here (and retries a challenge itself).
     guard delivery.statusCode >= 200 else { return }
-    guard let waiting = bridge.messages.withLock({ $0.pending.removeValue(forKey: token) }) else { return }
+    guard let waiting = bridge.messages.withLock({ $0.finish(token, with: delivery) }) else { return }
     // pjsua_destroy ends the transactions still running with a local 503; no far end said it.
     if bridge.isDestroying.withLock({ $0 }) {
         waiting.resume(throwing: PJSUAUsageError.shutDown)
