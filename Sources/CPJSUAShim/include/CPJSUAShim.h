@@ -295,5 +295,5 @@ unsigned cpj_admission_generation(pjsua_acc_id acc_id);
 void cpj_admission_learn_server(pjsua_acc_id acc_id, const pjsip_rx_data *rdata);
 void cpj_admission_forget_account(pjsua_acc_id acc_id);
 void cpj_admission_get_counters(cpj_admission_counters *out);
-
+#include "media_tuning.h"
 #endif
