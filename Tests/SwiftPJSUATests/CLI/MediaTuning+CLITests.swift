@@ -34,7 +34,7 @@ extension EngineTests {
             let line = try #require(StatsLine.all(in: listener.output).last { ($0.number("rx-packets") ?? 0) >= 100 })
             let delay = try #require(line.number("jb-ms"))
             print(
-                "CLI jitter buffer fixed:\(20 * frames): jb-ms=\(delay) jb-prefetch=\(line.fields["jb-prefetch"] ?? "?")"
+                "CLI jitter buffer fixed:\(20 * frames): jb-ms=\(delay) prefetch=\(line.fields["jb-prefetch"] ?? "?")"
             )
             #expect(line.fields["codec"]?.lowercased().hasPrefix("opus") == true, "\(line.fields)")
             #expect(line.number("jb-prefetch") == Double(frames), "\(line.fields)")
