@@ -27,6 +27,7 @@ stressCancelRacesAnswer             200 incoming calls with maxCalls 64 (the bui
 withoutIPv6TypedErrors              for the 2.17-noipv6 build (this one has IPv6)
 thirtyTwoConcurrentCalls            32 calls from sipp at once with maxCalls 40 (the build holds 4)
 attendedTransferEndToEnd            six call legs in one engine (the build holds 4)
+sessionPolicyRefreshAt45sAnswered481  waits 45 s for a refresh; the 2.17 pass runs it
 LIST
 )
 

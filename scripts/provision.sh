@@ -79,7 +79,8 @@ build_pkgs=(build-essential pkg-config libasound2-dev libssl-dev libopus-dev lib
             libspeex-dev libspeexdsp-dev libgsm1-dev uuid-dev xz-utils ca-certificates curl)
 # espeak-ng: the IVR example's --say prompt, which a test exercises.
 # baresip-core: baresip 1.0, the real user agent of the interop tests.
-peer_pkgs=(sip-tester kamailio kamailio-tls-modules sox espeak-ng openssl procps iproute2 python3 util-linux baresip-core)
+peer_pkgs=(sip-tester kamailio kamailio-tls-modules kamailio-presence-modules sox espeak-ng openssl procps iproute2
+           python3 util-linux baresip-core tmux)
 # dnsmasq-base: the DNS server (A and SRV records) of the DNS tests, without its system service.
 peer_pkgs+=(dnsmasq-base)
 # nftables: the NAT boxes of the namespace test bed (masquerade, 1:1 NAT, inbound filter).

@@ -30,6 +30,17 @@ int cpj_call_queued_dtmf_digits(pjsua_call_id call_id) {
 #endif
 }
 
+/* Whether an offer/answer exchange on the call is open: an INVITE transaction running or
+ * the negotiator not done. Its answer may rebuild the audio stream, which drops RFC 4733
+ * digits queued on the old one. Read without the call's lock: the caller polls. */
+int cpj_call_offer_pending(pjsua_call_id call_id) {
+    const pjsip_inv_session *inv;
+    if (call_id < 0 || call_id >= (pjsua_call_id)PJSUA_MAX_CALLS) return 0;
+    inv = pjsua_get_var()->calls[call_id].inv;
+    if (!inv) return 0;
+    return inv->invite_tsx != NULL || (inv->neg && pjmedia_sdp_neg_get_state(inv->neg) != PJMEDIA_SDP_NEG_STATE_DONE);
+}
+
 /* ---- Fixed-size arrays inside info structs: Swift sees them as tuples. ---- */
 
 /* Media  of media[], or NULL past media_cnt. */

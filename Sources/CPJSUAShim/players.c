@@ -50,12 +50,11 @@ static void cpj_conf_tick_if_unclocked(void) {
     free(frame.buf);
 }
 
-/* Runs `destroy(id)` and waits up to timeout_ms for the port's group lock to go. */
-static pj_status_t cpj_destroy_port_and_wait(pjmedia_port *port, pj_status_t (*destroy)(int), int id,
-                                             unsigned timeout_ms) {
+/* Runs `destroy(id)` with a closing record on the port's group lock; NULL when there is
+ * nothing to wait for (no group lock, no memory) or the destroy failed (*status says). */
+static cpj_port_closing *cpj_destroy_port(pjmedia_port *port, pj_status_t (*destroy)(int), int id,
+                                          pj_status_t *status) {
     cpj_port_closing *closing = NULL;
-    pj_status_t status;
-    pj_time_val start, now;
     if (port != NULL && port->grp_lock != NULL) {
         closing = (cpj_port_closing *)calloc(1, sizeof(*closing));
         if (closing != NULL) {
@@ -66,51 +65,72 @@ static pj_status_t cpj_destroy_port_and_wait(pjmedia_port *port, pj_status_t (*d
             }
         }
     }
-    status = destroy(id);
-    if (closing == NULL) return status;
-    if (status != PJ_SUCCESS) {
+    *status = destroy(id);
+    if (closing != NULL && *status != PJ_SUCCESS) {
         if (pj_grp_lock_del_handler(port->grp_lock, closing, &cpj_port_closing_on_destroy) == PJ_SUCCESS)
             free(closing);
         else
             cpj_port_closing_release(closing);
-        return status;
+        closing = NULL;
     }
+    return closing;
+}
+
+/* Waits up to timeout_ms until every record is closed, releases them all, and returns how
+ * many were still open. The ports close on the same bridge tick: one wait for all of them. */
+static unsigned cpj_wait_closed(cpj_port_closing **closing, unsigned count, unsigned timeout_ms) {
+    pj_time_val start, now;
+    unsigned i, open = 0;
     pj_gettickcount(&start);
     for (;;) {
-        if (__atomic_load_n(&closing->closed, __ATOMIC_ACQUIRE)) break;
+        open = 0;
+        for (i = 0; i < count; ++i)
+            if (closing[i] != NULL && !__atomic_load_n(&closing[i]->closed, __ATOMIC_ACQUIRE)) ++open;
+        if (open == 0) break;
         pj_gettickcount(&now);
         PJ_TIME_VAL_SUB(now, start);
         if (PJ_TIME_VAL_MSEC(now) >= (long)timeout_ms) break;
         cpj_conf_tick_if_unclocked();
         pj_thread_sleep(2);
     }
-    status = __atomic_load_n(&closing->closed, __ATOMIC_ACQUIRE) ? PJ_SUCCESS : PJ_ETIMEDOUT;
-    cpj_port_closing_release(closing);
-    return status;
-}
-#endif
-
-/* pjsua_recorder_destroy, returning once the WAV file is closed (or timeout_ms passed). */
-pj_status_t cpj_recorder_destroy_and_wait(pjsua_recorder_id id, unsigned timeout_ms) {
-#if CPJ_VERSION_AT_LEAST(2, 15)
-    pjmedia_port *port = NULL;
-    if (pjsua_recorder_get_port(id, &port) != PJ_SUCCESS) port = NULL;
-    return cpj_destroy_port_and_wait(port, &pjsua_recorder_destroy, id, timeout_ms);
-#else
-    (void)timeout_ms;
-    return pjsua_recorder_destroy(id);
-#endif
+    for (i = 0; i < count; ++i)
+        if (closing[i] != NULL) cpj_port_closing_release(closing[i]);
+    return open;
 }
 
-/* pjsua_player_destroy, returning once the file is closed (or timeout_ms passed). */
-pj_status_t cpj_player_destroy_and_wait(pjsua_player_id id, unsigned timeout_ms) {
+#endif
+
+/* Destroys players and recorders (a call's, or all at shutdown) and waits up to timeout_ms
+ * for all of them to close, one bridge tick for the lot instead of one each. Returns how
+ * many were still open; ids pjsua refuses are skipped. */
+unsigned cpj_media_ports_destroy_and_wait(const pjsua_player_id *players, unsigned player_count,
+                                          const pjsua_recorder_id *recorders, unsigned recorder_count,
+                                          unsigned timeout_ms) {
+    unsigned i;
 #if CPJ_VERSION_AT_LEAST(2, 15)
-    pjmedia_port *port = NULL;
-    if (pjsua_player_get_port(id, &port) != PJ_SUCCESS) port = NULL;
-    return cpj_destroy_port_and_wait(port, &pjsua_player_destroy, id, timeout_ms);
+    unsigned open, count = 0;
+    pj_status_t status;
+    pjmedia_port *port;
+    cpj_port_closing **closing = (cpj_port_closing **)calloc(player_count + recorder_count + 1, sizeof(*closing));
+    for (i = 0; i < player_count; ++i) {
+        if (pjsua_player_get_port(players[i], &port) != PJ_SUCCESS) port = NULL;
+        if (closing == NULL) (void)pjsua_player_destroy(players[i]);
+        else closing[count++] = cpj_destroy_port(port, &pjsua_player_destroy, players[i], &status);
+    }
+    for (i = 0; i < recorder_count; ++i) {
+        if (pjsua_recorder_get_port(recorders[i], &port) != PJ_SUCCESS) port = NULL;
+        if (closing == NULL) (void)pjsua_recorder_destroy(recorders[i]);
+        else closing[count++] = cpj_destroy_port(port, &pjsua_recorder_destroy, recorders[i], &status);
+    }
+    if (closing == NULL) return 0;
+    open = cpj_wait_closed(closing, count, timeout_ms);
+    free(closing);
+    return open;
 #else
     (void)timeout_ms;
-    return pjsua_player_destroy(id);
+    for (i = 0; i < player_count; ++i) (void)pjsua_player_destroy(players[i]);
+    for (i = 0; i < recorder_count; ++i) (void)pjsua_recorder_destroy(recorders[i]);
+    return 0;
 #endif
 }
 

@@ -7,7 +7,7 @@ let signalSource = SignalShutdown.shared.install()
 /// The commands that run an engine, by name; `version` and `help` take no options.
 let commands: [String: any Command.Type] = [
     "demo": Demo.self, "listen": Listen.self, "call": Dial.self, "register": Register.self,
-    "message": SendMessage.self,
+    "message": SendMessage.self, "phone": Phone.self,
 ]
 
 func fail(_ error: UsageError) -> Never {

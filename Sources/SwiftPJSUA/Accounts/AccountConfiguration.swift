@@ -92,6 +92,12 @@ public struct AccountConfiguration: Sendable, Hashable {
     /// (``PJSUA/addLocalAccount(on:isDefault:mediaInactivityTimeout:transportLossPolicy:)``)
     /// has the default.
     public var watchers: WatcherPolicy = .nobody
+    /// Publish the status set with ``PJSUA/setPresence(_:for:)`` to the account's presence
+    /// server with PUBLISH (RFC 3903), sent to its address-of-record through its outbound
+    /// proxy, instead of leaving it to the account's own watchers. For a registrar with a
+    /// presence service (Kamailio's `presence` module, say); `false` by default. Wraps
+    /// `pjsua_acc_config.publish_enabled`.
+    public var publishesPresence = false
     /// Subscribe to the account's own message-summary event package (RFC 3842) once it is
     /// registered, and report each NOTIFY on ``PJSUA/messageSummaries``. pjsua sends the
     /// SUBSCRIBE to the account's identity through its outbound proxy, refreshes it and

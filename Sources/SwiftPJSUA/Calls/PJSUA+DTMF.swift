@@ -15,7 +15,10 @@ extension PJSUA {
     ///     events' duration from pjproject 2.14 on, while 2.12 sends pjmedia's fixed
     ///     `PJMEDIA_DTMF_DURATION` of 1600 timestamp units: 200 ms with an 8 kHz codec (PCMU,
     ///     PCMA, G.722), but 33 ms with opus (48 kHz), shorter than many receivers accept. A
-    ///     hold or resume that follows waits until queued RFC 4733 digits have been sent.
+    ///     hold or resume that follows waits until queued RFC 4733 digits have been sent, and
+    ///     RFC 4733 digits sent while a re-INVITE or UPDATE is unanswered (right after
+    ///     ``resume(_:)``, say) are queued once it is answered, up to 2 s later: its answer
+    ///     may rebuild the audio stream, which would drop them.
     /// - Throws: ``PJSUAUsageError/invalidDTMFDigits(_:)`` for an empty string or another
     ///   character; ``PJSUAUsageError/invalidArgument(_:)`` for a duration outside 1 ms–10 s;
     ///   ``PJSUAUsageError/unknownCall(_:)``;
@@ -23,7 +26,7 @@ extension PJSUA {
     ///   ``PJSUAError`` when the stream has no telephone-event payload negotiated.
     public func sendDTMF(
         _ call: Call, digits: String, method: DTMFMethod = .rfc4733, duration: Duration = .milliseconds(160)
-    ) throws {
+    ) async throws {
         let allowed = Set("0123456789*#ABCD")
         let normalized = digits.uppercased()
         guard !normalized.isEmpty, normalized.allSatisfy(allowed.contains) else {
@@ -34,8 +37,15 @@ extension PJSUA {
             throw PJSUAUsageError.invalidArgument("a DTMF digit lasts 1 ms to 10 s, not \(duration)")
         }
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        try Native.sendDTMF(
-            try confirmedSlot(call), digits: normalized, method: method, milliseconds: Int(milliseconds))
+        var slot = try confirmedSlot(call)
+        if method == .rfc4733 {
+            let deadline = ContinuousClock.now + .seconds(2)
+            while Native.offerPending(slot), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+                slot = try confirmedSlot(call)
+            }
+        }
+        try Native.sendDTMF(slot, digits: normalized, method: method, milliseconds: Int(milliseconds))
         if method == .rfc4733 {
             let now = ContinuousClock.now
             dtmfDrainEstimates = dtmfDrainEstimates.filter { $0.value > now }

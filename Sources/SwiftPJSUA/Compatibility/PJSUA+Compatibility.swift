@@ -71,8 +71,8 @@ extension PJSUA {
     /// through ``sendDTMF(_:digits:method:duration:)``.
     /// - Throws: what ``sendDTMF(_:digits:method:duration:)`` throws.
     @available(*, deprecated, message: "use sendDTMF(_:digits:method:duration:), whose duration is a Duration")
-    public func sendDTMF(_ call: Call, digits: String, duration: UInt32) throws {
+    public func sendDTMF(_ call: Call, digits: String, duration: UInt32) async throws {
         let length: Duration = duration == 0 ? .milliseconds(160) : .milliseconds(Int64(duration))
-        try sendDTMF(call, digits: digits, method: .rfc4733, duration: length)
+        try await sendDTMF(call, digits: digits, method: .rfc4733, duration: length)
     }
 }

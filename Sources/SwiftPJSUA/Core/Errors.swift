@@ -103,6 +103,11 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
     /// ``PJSUA/handleNetworkChange(_:)`` was called while pjsua is still handling the
     /// previous change (pjsua would interleave the two).
     case networkChangeInProgress
+    /// The handle names no buddy of the running engine (removed, or from an earlier run).
+    case unknownBuddy(Buddy)
+    /// The pjproject the engine was built against lacks what was asked for (the text says
+    /// what; for instance dialog-event subscriptions with pjproject 2.12.1).
+    case unsupported(String)
 
     /// What went wrong, in one line, for example `no live call for handle call 3.17`.
     public var description: String {
@@ -126,6 +131,8 @@ public enum PJSUAUsageError: LocalizedError, Sendable, Hashable, CustomStringCon
         case .invalidDTMFDigits(let digits): "not valid DTMF digits: \(digits)"
         case .transferPending(let call): "\(call) already has a transfer (REFER) waiting for its outcome"
         case .networkChangeInProgress: "the engine is still handling the previous network change"
+        case .unknownBuddy(let buddy): "no buddy for handle \(buddy) in this run of the engine"
+        case .unsupported(let text): "not supported by this pjproject build: \(text)"
         }
     }
 

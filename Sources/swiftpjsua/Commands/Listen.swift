@@ -5,9 +5,9 @@ import SwiftPJSUA
 struct Listen: Command {
     static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
         .union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
-        .union(CallFeatures.optionNames)
+        .union(CallFeatures.optionNames).union(PresenceOptions.valued)
     static let flagOptions = EngineOptions.flags.union(["quiet", "echo", "follow-network", "messages"])
-        .union(CallFeatures.flagNames)
+        .union(CallFeatures.flagNames).union(PresenceOptions.flags)
     static let interruptedStatus: Int32 = 0
 
     let answerCode: Int
@@ -22,6 +22,8 @@ struct Listen: Command {
     let quiet: Bool
     /// `--messages`: take incoming MESSAGEs and print them.
     let messages: Bool
+    /// `--buddy`, `--blf`, `--presence-status`, `--busy-in-calls`.
+    let presence: PresenceOptions
     let engineOptions: EngineOptions
 
     init(_ options: Options) throws(UsageError) {
@@ -39,6 +41,7 @@ struct Listen: Command {
         statsFile = options.string("stats-file")
         quiet = options.flags.contains("quiet")
         messages = options.flags.contains("messages")
+        presence = try PresenceOptions(options)
         engineOptions = try EngineOptions(options, port: UInt16(port))
     }
 
@@ -48,19 +51,22 @@ struct Listen: Command {
         // --stats-file: a second subscriber that does nothing but time each event's delivery.
         let delivery = statsFile.map { _ in LatencyHistogram.measure(session.engine) }
         let status = Self.interruptedStatus
-        return try await session.run(engineOptions, printer: printer, interruptedStatus: status) { _, _ in
-            try await answerCalls(in: session, printer: printer, delivery: delivery)
+        return try await session.run(engineOptions, printer: printer, interruptedStatus: status) { account, _ in
+            try await answerCalls(in: session, account: account, printer: printer, delivery: delivery)
         }
     }
 
     /// Answers calls until the engine shuts down, then writes `--stats-file`.
     /// - Returns: the exit status.
     private func answerCalls(
-        in session: EngineSession, printer: EventPrinter, delivery: Task<LatencyHistogram, Never>?
+        in session: EngineSession, account: Account, printer: EventPrinter, delivery: Task<LatencyHistogram, Never>?
     ) async throws -> Int32 {
         let (engine, events, signals) = (session.engine, session.events, SignalShutdown.shared)
         let messageReader = messages ? MessagePrinter.start(engine, printer: printer) : nil
         defer { messageReader?.cancel() }
+        let presenceReader = await presence.start(engine, account: account, printer: printer)
+        defer { presenceReader?.cancel() }
+        var confirmedCalls: Set<Call> = []
         // Printed once calls can be taken: the account exists (an INVITE that arrives between
         // the transport's bind and the account's creation is answered 480).
         if let transport = try await engine.transports().first {
@@ -117,6 +123,9 @@ struct Listen: Command {
             case .callState(let change) where change.state == .confirmed:
                 let call = change.call
                 features.start(on: call, engine: engine, printer: printer)
+                confirmedCalls.insert(call)
+                await presence.callsChanged(
+                    confirmed: confirmedCalls.count, engine: engine, account: account, printer: printer)
             case .callMediaState(let mediaChange) where mediaChange.media.contains(where: \.isFlowingAudio):
                 let call = mediaChange.call
                 guard !attached.contains(call) else { break }
@@ -142,6 +151,10 @@ struct Listen: Command {
                 let call = change.call
                 attached.remove(call)
                 playback.ended(call)
+                if confirmedCalls.remove(call) != nil {
+                    await presence.callsChanged(
+                        confirmed: confirmedCalls.count, engine: engine, account: account, printer: printer)
+                }
             default:
                 break
             }

@@ -9,7 +9,7 @@ import SwiftPJSUA
 struct AccountOptions {
     static let names: Set<String> = [
         "registrar", "id", "username", "password-env", "realm", "proxy", "transport", "ca-file", "expires", "retry",
-        "media-timeout", "transport-loss", "srtp", "who-may-call",
+        "media-timeout", "transport-loss", "srtp", "who-may-call", "watchers",
     ]
 
     /// How long a confirmed call may receive no RTP before the tool ends it, unless
@@ -33,12 +33,15 @@ struct AccountOptions {
     var srtp: SRTPConfiguration
     /// `nil`: the engine's default for a registered account (servers only).
     var whoMayCall: WhoMayCall?
+    /// `--watchers URI[,URI...]`: who may subscribe to the account's presence.
+    var watchers: [String]
 
     /// Whether an account with a registrar was asked for (otherwise a local account is used).
     var registers: Bool { registrar != nil }
 
     init(_ options: Options) throws(UsageError) {
         registrar = options.string("registrar")
+        watchers = (options.string("watchers") ?? "").split(separator: ",").map(String.init)
         nat = try NATOptions(options)
         identity = options.string("id")
         username = options.string("username")
@@ -130,6 +133,7 @@ struct AccountOptions {
         configuration.nat64 = nat.nat64
         configuration.srtp = srtp
         configuration.whoMayCall = whoMayCall
+        configuration.watchers = WatcherPolicy(allowedWatchers: watchers)
         return configuration
     }
 }

@@ -18,6 +18,11 @@ let usage = """
                                    (p50/p99/max in µs); --messages: take incoming
                                    MESSAGEs (200) and print them (without it they get 480),
                                    and unsolicited message-waiting NOTIFYs (else 481)
+             [--presence-status online|busy|away|offline[:NOTE]] [--busy-in-calls]
+             [--buddy URI]... [--blf URI]...
+                                   own presence for watchers (--watchers URI,...), busy
+                                   while a call is up; print each buddy's presence and each
+                                   busy lamp's dialog state as lines
       call URI                     place a call; exit 0 when it was confirmed and ended
                                    (not by --media-timeout or a lost connection); when
                                    the far end transfers it (REFER), follow the new call
@@ -25,6 +30,11 @@ let usage = """
                                    (at most SIP's T2, 4 s) to ACK a retransmitted 200
            [--port P] [--bind ADDR] [--play F.wav] [--record F.wav] [--hangup-after S]
            [call features]
+      phone [--port P] [--bind ADDR]
+                                   an interactive softphone: one command per line on
+                                   standard input (? lists them: dial, answer, hang up,
+                                   hold, resume, DTMF, transfer, re-INVITE, messages), one
+                                   line per event; end of input quits
       message URI --text T         send one MESSAGE and print its final status; exit 0
               [--content-type C] [--port P] [--bind ADDR]
                                    for a 2xx (default type text/plain)
@@ -33,7 +43,7 @@ let usage = """
                                    with --once: register, print the outcome, unregister,
                                    exit 0 only if the registration succeeded
 
-    account options (for register, call, message and listen; without them call and listen use a
+    account options (for register, call, message, phone and listen; without them call and listen use a
     local account on their own address):
       --registrar URI              the registrar, e.g. sip:sip.example.com
       --id URI                     the account's identity (address-of-record)
@@ -62,6 +72,8 @@ let usage = """
                                    only from the registrar/proxy for our Contact user
                                    (servers, the default: 403/404 otherwise), only for
                                    our Contact user from anywhere, or from anyone
+      --watchers URI[,URI...]      who may subscribe to the account's presence (403 for
+                                   everyone else; nobody by default)
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);

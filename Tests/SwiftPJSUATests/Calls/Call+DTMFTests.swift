@@ -87,3 +87,43 @@ extension EngineTests {
         }
     }
 }
+
+extension EngineTests {
+    @Test("RFC 4733 digits sent right after a resume arrive at the new media address the late answer gives")
+    func digitsRightAfterResume() async throws {
+        try await withTemporaryFolder { folder in
+            let before = try RTPEventSink()
+            let after = try RTPEventSink()
+            defer {
+                before.close()
+                after.close()
+            }
+            let template = try String(
+                contentsOfFile: Repository.scenario("uas_resume_answered_late_template.xml"), encoding: .utf8)
+            let scenario = folder.file("uas_resume_answered_late.xml")
+            try template.replacingOccurrences(of: "@PORT1@", with: String(before.port))
+                .replacingOccurrences(of: "@PORT2@", with: String(after.port))
+                .write(to: scenario, atomically: true, encoding: .utf8)
+            let sipp = try await Sipp.start(scenario: scenario.path, folder: folder)
+            var media = MediaConfiguration(soundDevice: .null)
+            media.codecOrder = ["PCMU"]
+            try await EngineHarness.run(media: media) { h in
+                let call = try await h.engine.makeCall(to: sipp.uri, from: h.account)
+                try await h.log.first("confirmed") { $0.isState(.confirmed, of: call) }
+                try await h.engine.setHold(call)
+                try await h.log.wait("the hold") { $0.contains { $0.hasAudio(.localHold, call) } }
+                // sipp answers the resume 400 ms late, with media at a new port: a rebuilt stream.
+                try await h.engine.resume(call)
+                try await h.engine.sendDTMF(call, digits: "123", duration: .milliseconds(100))
+                try await waitUntil("3 digits at the new address", timeout: .seconds(5), seen: { after.digits }) {
+                    after.digits.count >= 3
+                }
+                #expect(after.digits == "123")
+                #expect(before.digits.isEmpty, "none to the old address: \(before.digits)")
+                #expect(after.packets > 10, "the resumed stream's audio too")
+                try await h.engine.hangup(call)
+                try await sipp.expectFinished()
+            }
+        }
+    }
+}

@@ -172,8 +172,11 @@ extension EngineTests {
         }
     }
 
+    // 45 s that nothing can shorten (pjsip's floor for Session-Expires is 90 s): run on the
+    // pinned 2.17 only; the iOS-like pass leaves it out too (scripts/ios-like-pass.sh).
     @Test(
-        "sessionPolicy: a refresh goes out at half the 90 s interval; a 481 to it ends the call with a set reason"
+        "sessionPolicy: a refresh goes out at half the 90 s interval; a 481 to it ends the call with a set reason",
+        .enabled(if: !PJSUA.pjprojectVersion.loaded.hasPrefix("2.12"), "45 s; runs on the pinned 2.17 only")
     )
     func sessionPolicyRefreshAt45sAnswered481() async throws {
         try await withSipp(scenario: "uas_session_refresh_481.xml", timeout: .seconds(120)) { sipp in

@@ -129,7 +129,11 @@ extension EngineTests {
                 let sent = StatsLine.all(in: first.output)
                 let senderView = try #require(sent.last { ($0.number("tx-packets") ?? 0) >= 550 }, "\(first.output)")
                 let farLoss = try #require(senderView.number("far-loss"))
-                #expect(abs(farLoss - realised) <= 1.5, "far end's reported loss \(farLoss) %, dropped \(realised) %")
+                // The far end's figure is its last receiver report's: RTCP's randomised interval
+                // (RFC 3550 §6.3.1, 0.5 to 1.5 times 5 s) can make that cover as few as ~350 of
+                // the ~650 packets nftables counted, and the loss of the two spans then differs
+                // by up to ~1 point by chance alone (it once read 1.58 off with 1.5 allowed).
+                #expect(abs(farLoss - realised) <= 2.5, "far end's reported loss \(farLoss) %, dropped \(realised) %")
                 let heard = StatsLine.all(in: listener.output)
                 let receiverView = try #require(
                     heard.last { ($0.number("rx-packets") ?? 0) >= 550 }, "\(listener.output)")
@@ -141,7 +145,8 @@ extension EngineTests {
                 let rxMOS = try #require(receiverView.number("call-mos"))
                 let farMOS = try #require(senderView.number("far-mos"))
                 #expect(abs(rxMOS - expected) <= 0.15, "received MOS \(rxMOS), \(expected) expected at \(realised) %")
-                #expect(abs(farMOS - expected) <= 0.15, "far end's MOS \(farMOS), \(expected) expected")
+                // Its MOS follows its loss figure, with the same spread (about 0.1 per point here).
+                #expect(abs(farMOS - expected) <= 0.3, "far end's MOS \(farMOS), \(expected) expected")
                 print(
                     "quality at \(counters.dropped) of \(counters.arrived) RTP packets dropped (\(realised) %):",
                     "far end reports \(farLoss) %, MOS \(farMOS); received \(rxLoss) %, MOS \(rxMOS)")

@@ -178,6 +178,7 @@ extension Native {
         applyMediaNAT(account, to: &config, scope: scope)
         applyNAT64(account.nat64, to: &config)
         config.mwi_enabled = account.subscribesToMessageWaiting ? 1 : 0
+        config.publish_enabled = account.publishesPresence ? 1 : 0
         config.mwi_expires = UInt32(clamping: account.messageWaitingExpiry.components.seconds)
 
         var pool: UnsafeMutablePointer<pj_pool_t>?

@@ -19,6 +19,12 @@ extension Native {
 
     /// RFC 4733 digits still queued on the call's audio stream, or -1 when this pjproject
     /// cannot tell (before 2.17).
+    /// Whether an offer/answer exchange is open on the call (an INVITE transaction or a
+    /// negotiator waiting for an answer): its answer may rebuild the audio stream.
+    static func offerPending(_ slot: pjsua_call_id) -> Bool {
+        cpj_call_offer_pending(slot) != 0
+    }
+
     static func queuedDTMFDigits(_ slot: pjsua_call_id) -> Int {
         Int(cpj_call_queued_dtmf_digits(slot))
     }

@@ -45,6 +45,9 @@ enum Native {
             config.cb.on_incoming_subscribe = { account, _, _, from, _, code, reason, _ in
                 onIncomingSubscribe(account, from, code, reason)
             }
+            config.cb.on_buddy_state = { onBuddyState($0) }
+            config.cb.on_buddy_evsub_state = { buddy, _, event in onBuddySubscriptionState(buddy, event) }
+            cpj_presence_set_dialog_callback(&config) { onBuddyDialogState($0) }
             applyNameservers(configuration.dns, to: &config, scope: scope)
             config.cb.on_ip_change_progress = { onIPChangeProgress($0, $1, $2) }
 

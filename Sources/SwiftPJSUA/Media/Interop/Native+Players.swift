@@ -33,17 +33,13 @@ extension Native {
     /// file complete on disk), or `false` when one was still open after
     /// ``mediaPortCloseTimeout``. From pjproject 2.15 on the conference bridge removes ports
     /// on its clock thread; this blocks the calling (engine) thread for that, one bridge
-    /// tick (20 ms) in the usual case, running the ticks itself when no sound device clocks
-    /// the bridge.
+    /// tick (20 ms) for all of them together, running the ticks itself when no sound device
+    /// clocks the bridge.
     @discardableResult
     static func destroyMediaPorts(players: [pjsua_player_id], recorders: [pjsua_recorder_id]) -> Bool {
         let timeout = UInt32(mediaPortCloseTimeout.milliseconds)
-        var closed = true
-        for id in players where cpj_player_destroy_and_wait(id, timeout) == cpj_status_etimedout() { closed = false }
-        for id in recorders where cpj_recorder_destroy_and_wait(id, timeout) == cpj_status_etimedout() {
-            closed = false
-        }
-        return closed
+        return cpj_media_ports_destroy_and_wait(
+            players, UInt32(players.count), recorders, UInt32(recorders.count), timeout) == 0
     }
 
     /// Attaches a new player to `call`'s transmitted audio and keeps the link across
