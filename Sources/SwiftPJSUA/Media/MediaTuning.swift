@@ -1,30 +1,46 @@
 /// How a receive jitter buffer throws frames away to bring its delay back down after a
 /// burst (`pjmedia_jb_discard_algo`).
+///
+/// Both discarding algorithms aim at the burst level the buffer measured (how many frames
+/// arrive back to back; about one on a clean link), not at the prefetch: a prefetch above
+/// that level is drained by them too. Use ``none`` for a delay that stays at the prefetch.
 public enum JitterBufferDiscard: Sendable, Hashable, CaseIterable {
-    /// Never: frames leave only when played, so a burst's delay stays until the buffer
-    /// runs dry (`PJMEDIA_JB_DISCARD_NONE`).
+    /// Never: frames leave only when played, so the delay stays at what the prefetch and
+    /// any burst put in (`PJMEDIA_JB_DISCARD_NONE`); ``JitterBufferConfiguration/fixed(prefetch:)``
+    /// uses it.
     case none
-    /// One frame every 200 ms while the buffer holds more than its prefetch
-    /// (`PJMEDIA_JB_DISCARD_STATIC`).
+    /// At most one frame every 200 ms while the buffer holds at least twice the burst
+    /// level and one frame more (`PJMEDIA_JB_DISCARD_STATIC`), meant for clock drift.
     case fixedRate
-    /// More often the further the buffer is above its prefetch, so a long burst drains
-    /// quickly and a short one hardly shows (`PJMEDIA_JB_DISCARD_PROGRESSIVE`, pjmedia's
-    /// default).
+    /// More often the further the buffer is above the burst level: the excess is spread
+    /// over 2 s at a burst level of one frame, up to 10 s at 100 frames, and never more
+    /// than one frame per 200 ms (`PJMEDIA_JB_DISCARD_PROGRESSIVE`, pjmedia's default).
     case progressive
 }
 
 /// Settings of every call's receive jitter buffer (the `jb_*` fields of
 /// `pjsua_media_config`), set at ``PJSUA/start(_:)`` for the engine's whole run.
 ///
-/// Durations are turned into frames of the call's codec by pjmedia (rounded down; one frame
-/// is 20 ms for every codec the engine offers by default), so a prefetch of 60 ms is three
-/// frames. `nil` leaves a value to pjmedia's stream defaults, listed with each property.
+/// Durations are turned into frames of the call's codec by pjmedia, rounded down. A frame
+/// is the codec's decoder frame (``JitterBufferStatistics/frameDuration``): 20 ms for Opus
+/// at its default packet time, 10 ms for G.711 and G.722, whose 20 ms packets carry two
+/// frames. So a prefetch of 40 ms is two Opus frames or four G.711 frames, and it is the
+/// same 40 ms of audio either way. `nil` leaves a value to pjmedia's stream defaults,
+/// listed with each property.
 ///
 /// The default, ``adaptive``, leaves everything to pjmedia: no initial prefetch, a prefetch
 /// that adapts between one frame and 80 % of the 500 ms capacity to the jitter measured, and
 /// progressive discard. That keeps the delay at about the network's jitter, which suits
 /// conversation; ``fixed(prefetch:)`` trades that for a delay that does not move, for a
 /// link whose jitter is known, or for measurements.
+///
+/// The prefetch is how much audio the buffer collects before it plays, when a stream
+/// starts and again after it ran dry. What keeps the delay there afterwards is the discard
+/// setting: ``JitterBufferDiscard/progressive`` and ``JitterBufferDiscard/fixedRate`` drop
+/// frames whenever the buffer holds more than the burst level it measured (about one
+/// frame on a clean link), whatever the prefetch, so with them a prefetch of 160 ms drains
+/// to about 80 ms within four seconds. Only ``JitterBufferDiscard/none`` holds the delay
+/// at the prefetch, which is why ``fixed(prefetch:)`` sets it.
 public struct JitterBufferConfiguration: Sendable, Hashable {
     /// The prefetch a new stream starts with, before it has measured any jitter
     /// (`jb_init`); `nil`: none (pjmedia's default, 0). Zero disables prefetching.
@@ -59,12 +75,24 @@ public struct JitterBufferConfiguration: Sendable, Hashable {
     /// pjmedia's own behaviour: an adaptive prefetch and progressive discard.
     public static let adaptive = JitterBufferConfiguration()
 
-    /// A prefetch that does not adapt: initial, minimum and maximum prefetch all `prefetch`
-    /// (a multiple of the codec's 20 ms frame, say `.milliseconds(20 * n)` for n frames).
-    /// Received audio then waits about `prefetch` in the buffer, which
-    /// ``JitterBufferStatistics/averageDelay`` shows.
+    /// A delay that does not adapt: initial, minimum and maximum prefetch all `prefetch`, and
+    /// no discard (``JitterBufferDiscard/none``), as pjmedia's own `pjmedia_jbuf_set_fixed`
+    /// does. Received audio then waits `prefetch` in the buffer, give or take one frame,
+    /// which ``JitterBufferStatistics/averageDelay`` shows, and
+    /// ``JitterBufferStatistics/prefetch`` reads `prefetch` back.
+    ///
+    /// Give a multiple of the codec's frame (20 ms serves every codec the engine offers by
+    /// default: `.milliseconds(20 * n)` for n packets). Without discard the buffer cannot
+    /// shed a delay it gained: if the far end's clock runs faster than this end's, the
+    /// delay grows by the difference until the buffer's ``capacity`` (500 ms by default) is
+    /// full, and then the oldest frames go. Set ``discard`` afterwards to keep the prefetch
+    /// fixed but let the delay shrink back to the measured jitter.
+    ///
+    /// - Parameter prefetch: the delay, 0 to ``capacity``, whole milliseconds.
+    /// - Returns: settings with a fixed prefetch and no discard.
     public static func fixed(prefetch: Duration) -> JitterBufferConfiguration {
-        JitterBufferConfiguration(initialPrefetch: prefetch, minimumPrefetch: prefetch, maximumPrefetch: prefetch)
+        JitterBufferConfiguration(
+            initialPrefetch: prefetch, minimumPrefetch: prefetch, maximumPrefetch: prefetch, discard: .none)
     }
 }
 

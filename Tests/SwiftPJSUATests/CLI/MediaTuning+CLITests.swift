@@ -38,6 +38,7 @@ extension EngineTests {
             )
             #expect(line.fields["codec"]?.lowercased().hasPrefix("opus") == true, "\(line.fields)")
             #expect(line.number("jb-prefetch") == Double(frames), "\(line.fields)")
+            #expect(line.number("jb-prefetch-ms") == Double(20 * frames), "\(line.fields)")
             #expect(abs(delay - Double(20 * frames)) <= 20, "jb-ms \(delay) for a prefetch of \(frames) frames")
         }
     }
