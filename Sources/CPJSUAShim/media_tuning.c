@@ -40,8 +40,12 @@ pj_status_t cpj_opus_configure(unsigned bit_rate, unsigned complexity, unsigned 
     /* What this end offers in SDP (useinbandfec, usedtx) and its decoder's loss concealment. */
     param.setting.plc = inband_fec ? 1 : 0;
     param.setting.vad = dtx ? 1 : 0;
+#if PJ_VERSION_NUM >= 0x020E0000
+    /* Newer pjmedia opens the encoder with these per-codec fields (absent in 2.12); older
+     * ones read the module configuration above. */
     param.setting.packet_loss = packet_loss;
     param.setting.complexity = complexity;
+#endif
     return pjmedia_codec_opus_set_default_param(&config, &param);
 #else
     PJ_UNUSED_ARG(bit_rate);
