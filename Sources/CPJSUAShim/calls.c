@@ -151,6 +151,13 @@ pj_status_t cpj_call_stream_snapshot(pjsua_call_id call_id, unsigned med_idx, cp
         if (info.info.aud.param != NULL) {
             unsigned frames = info.info.aud.param->setting.frm_per_pkt;
             out->packet_time_msec = info.info.aud.param->info.frm_ptime * (frames ? frames : 1);
+            out->frame_time_usec = info.info.aud.param->info.frm_ptime * 1000u;
+#if PJ_VERSION_NUM >= 0x020E0000
+            /* 2.14 added fractional frame times (2.5 ms Opus): frm_ptime / frm_ptime_denum ms,
+             * the denominator 0 or 1 for whole milliseconds. */
+            if (info.info.aud.param->info.frm_ptime_denum > 1)
+                out->frame_time_usec /= info.info.aud.param->info.frm_ptime_denum;
+#endif
         }
     }
     if (status == PJ_SUCCESS) {

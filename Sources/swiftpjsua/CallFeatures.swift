@@ -94,6 +94,7 @@ struct CallFeatures: Sendable {
             "rx-packets=\(stats.receive.packets)", "rx-lost=\(stats.receive.lost)",
             "rx-loss=\(percent(stats.receive.lossRate))", "rx-recent-loss=\(percent(report.recentLossRate))",
             "rx-jitter-ms=\(ms(stats.receive.jitter.last))", "jb-ms=\(ms(stats.jitterBuffer.averageDelay))",
+            "jb-prefetch=\(stats.jitterBuffer.prefetchFrames)", "jb-prefetch-ms=\(ms(stats.jitterBuffer.prefetch))",
             "rtt-ms=\(ms(stats.roundTrip.last))",
             "mos=\(String(format: "%.2f", report.receive.mos))",
             "rating=\(String(format: "%.2f", report.receive.rating))",

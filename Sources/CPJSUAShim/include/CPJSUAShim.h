@@ -106,6 +106,8 @@ typedef struct cpj_stream_snapshot {
     pjsua_stream_stat stat;
     char codec[32];
     unsigned clock_rate, packet_time_msec;
+    /* The decoder frame the jitter buffer counts in (frm_ptime[/frm_ptime_denum]), in µs. */
+    unsigned frame_time_usec;
     pj_bool_t has_levels;
     unsigned sent_level, received_level;
     pj_uint64_t elapsed_msec, since_far_end_report_msec;
@@ -255,5 +257,6 @@ unsigned cpj_admission_generation(pjsua_acc_id acc_id);
 void cpj_admission_learn_server(pjsua_acc_id acc_id, const pjsip_rx_data *rdata);
 void cpj_admission_forget_account(pjsua_acc_id acc_id);
 void cpj_admission_get_counters(cpj_admission_counters *out);
+#include "media_tuning.h"
 #include "presence.h"
 #endif

@@ -170,13 +170,18 @@ public actor PJSUA {
     /// worker stalls for up to 500 ms).
     public nonisolated static var usesMediaWorkerThread: Bool { Native.usesMediaWorker }
 
+    /// Whether the linked pjproject has the Opus codec (`PJMEDIA_HAS_OPUS_CODEC`), which
+    /// ``MediaConfiguration/opus`` needs; `false` on builds without it, such as iOS's.
+    public nonisolated static var hasOpusCodec: Bool { Native.hasOpus }
+
     /// Creates, configures and starts pjsua: `pjsua_create`, `pjsua_init`, the transports,
     /// `pjsua_start` and the sound device.
     ///
     /// - Parameter configuration: transports, limits, logging and media settings.
     /// - Throws: ``PJSUAUsageError/alreadyStarted`` when running or still shutting down;
     ///   ``PJSUAUsageError/anotherEngineRunning`` when another engine runs in this process;
-    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values;
+    ///   ``PJSUAUsageError/invalidConfiguration(_:)`` for out-of-range values, or for
+    ///   ``MediaConfiguration/opus`` settings on a build without Opus (``hasOpusCodec``);
     ///   ``PJProjectVersionMismatchError`` when the pjproject loaded at run time is not the
     ///   one the engine was compiled against; ``PJSUAError`` when pjsua fails (for example
     ///   a port in use, or ``PJSUAError/Code/addressFamilyNotSupported`` for an IPv6
@@ -188,6 +193,10 @@ public actor PJSUA {
         case .idle, .shutDown: break
         }
         try configuration.validate()
+        if configuration.media.opus != nil, !Native.hasOpus {
+            throw PJSUAUsageError.invalidConfiguration(
+                "media.opus is set, but this pjproject build has no Opus codec (PJMEDIA_HAS_OPUS_CODEC is 0)")
+        }
         let configuration = configuration.withDefaultLogHandler()
         guard Native.compiledVersion == Native.loadedVersion else {
             throw PJProjectVersionMismatchError(
@@ -203,6 +212,7 @@ public actor PJSUA {
             var networkChanges: AsyncStream<NetworkPathChange>?
             do {
                 try Self.applyCodecOrder(configuration.media.codecOrder)
+                if let opus = configuration.media.opus { try Native.configureOpus(opus) }
                 if case .automatic(let automatic) = configuration.networkChangeHandling {
                     networkChanges = try automatic.monitor.changes(debounce: automatic.debounce)
                 }

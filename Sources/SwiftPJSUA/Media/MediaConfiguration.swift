@@ -95,6 +95,14 @@ public struct MediaConfiguration: Sendable, Hashable {
     /// The TURN server for ICE's relayed candidates (``TURNConfiguration``); `nil`, the
     /// default, for none. Accounts follow it unless ``AccountConfiguration/turn`` says otherwise.
     public var turn: TURNConfiguration?
+    /// Every call's receive jitter buffer (``JitterBufferConfiguration``); by default
+    /// ``JitterBufferConfiguration/adaptive``, pjmedia's own adaptive prefetch.
+    public var jitterBuffer: JitterBufferConfiguration = .adaptive
+    /// The Opus codec's encoder settings (``OpusConfiguration``); `nil`, the default,
+    /// leaves pjmedia's, which equal `OpusConfiguration()`. On a pjproject built without
+    /// Opus (the iOS-like profile), a value here makes ``PJSUA/start(_:)`` throw
+    /// ``PJSUAUsageError/invalidConfiguration(_:)`` rather than be silently ignored.
+    public var opus: OpusConfiguration?
 
     /// The codec order a user expects: Opus (wideband, loss-resilient), G.722 (wideband),
     /// then G.711 µ-law and A-law (narrowband, understood by every SIP device).
@@ -142,5 +150,7 @@ extension MediaConfiguration: Validatable {
         }
         try ice.validate()
         try turn?.validate()
+        try jitterBuffer.validate()
+        try opus?.validate()
     }
 }

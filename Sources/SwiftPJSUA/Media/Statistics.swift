@@ -182,7 +182,11 @@ public struct DurationStatistics: Sendable, Hashable {
 
 /// The state of a receive jitter buffer (`pjmedia_jb_state`).
 public struct JitterBufferStatistics: Sendable, Hashable {
-    /// How long a frame waits in the buffer on average (`avg_delay`).
+    /// How long received audio waits in the buffer, averaged over the stream's life
+    /// (`avg_delay`): pjmedia samples the audio the buffer holds (in frames of
+    /// ``frameDuration``) at the first playout after each arrival, so a steady buffer of
+    /// four 10 ms frames reads 40 ms. A running mean from the stream's start, so a change
+    /// shows slowly.
     public var averageDelay: Duration
     /// The shortest wait (`min_delay`).
     public var minimumDelay: Duration
@@ -190,11 +194,19 @@ public struct JitterBufferStatistics: Sendable, Hashable {
     public var maximumDelay: Duration
     /// The wait's standard deviation (`dev_delay`).
     public var delayDeviation: Duration
-    /// The current prefetch, in frames (`prefetch`).
+    /// The current prefetch, in frames of ``frameDuration`` (`prefetch`): two for a 40 ms
+    /// prefetch of Opus, four for the same 40 ms of G.711.
     public var prefetchFrames: Int
-    /// Frames the buffer found missing when asked for them (`lost`).
+    /// The frame the buffer counts in: the codec's decoder frame (`frm_ptime`), which is
+    /// 20 ms for Opus (its packet time) but 10 ms for G.711 and G.722, whose 20 ms packets
+    /// carry two frames each; zero when no codec is known yet.
+    public var frameDuration: Duration
+    /// Frames the buffer found missing when asked for them (`lost`): frames that never
+    /// arrived, and also the frames ``JitterBufferDiscard/progressive`` discard dropped,
+    /// whose gap pjmedia hands on as missing so the decoder conceals it.
     public var lostFrames: UInt64
-    /// Frames it threw away to shrink the delay, or as too late (`discard`).
+    /// Frames it threw away as too late or duplicated, to make room when full, or to shrink
+    /// the delay with ``JitterBufferDiscard/fixedRate`` discard (`discard`).
     public var discardedFrames: UInt64
     /// Times it was asked for a frame while empty (`empty`).
     public var emptyEvents: UInt64
@@ -203,7 +215,7 @@ public struct JitterBufferStatistics: Sendable, Hashable {
     public init(
         averageDelay: Duration = .zero, minimumDelay: Duration = .zero, maximumDelay: Duration = .zero,
         delayDeviation: Duration = .zero, prefetchFrames: Int = 0, lostFrames: UInt64 = 0,
-        discardedFrames: UInt64 = 0, emptyEvents: UInt64 = 0
+        discardedFrames: UInt64 = 0, emptyEvents: UInt64 = 0, frameDuration: Duration = .zero
     ) {
         self.averageDelay = averageDelay
         self.minimumDelay = minimumDelay
@@ -213,7 +225,12 @@ public struct JitterBufferStatistics: Sendable, Hashable {
         self.lostFrames = lostFrames
         self.discardedFrames = discardedFrames
         self.emptyEvents = emptyEvents
+        self.frameDuration = frameDuration
     }
+
+    /// The current prefetch as a duration: ``prefetchFrames`` × ``frameDuration``, what a
+    /// ``JitterBufferConfiguration`` prefetch of whole frames reads back whatever the codec.
+    public var prefetch: Duration { frameDuration * prefetchFrames }
 }
 
 /// The signal levels at a call's conference port (`pjsua_conf_get_signal_level`).

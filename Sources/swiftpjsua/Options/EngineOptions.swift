@@ -7,9 +7,9 @@ struct EngineOptions {
     static let valued: Set<String> = Set([
         "log-level", "bind", "codecs", "rtp-ports", "t1", "rate-limit", "max-ringing",
     ])
-    .union(DNSOptions.names).union(NATOptions.names).union(MediaNATOptions.valued)
+    .union(DNSOptions.names).union(NATOptions.names).union(MediaNATOptions.valued).union(MediaTuningOptions.valued)
     /// The flags every command takes.
-    static let flags: Set<String> = MediaNATOptions.flags.union(NATOptions.flags)
+    static let flags: Set<String> = MediaNATOptions.flags.union(NATOptions.flags).union(MediaTuningOptions.flags)
 
     /// The account options (defaults for a command that takes none): the transport, and the
     /// account `call`, `listen` and `register` add.
@@ -53,6 +53,7 @@ struct EngineOptions {
         }
         config.limits = try Self.limits(options)
         try MediaNATOptions.apply(options, to: &config)
+        try MediaTuningOptions.apply(options, to: &config)
         // Behind NAT64 the STUN server is reachable only at the IPv6 address DNS64
         // synthesizes for it: pjsua then resolves it for IPv6 alone.
         if account.nat.nat64.isEnabled { config.stun.triesIPv6 = true }

@@ -123,6 +123,19 @@ let usage = """
       --codecs LIST                codecs to offer first, most preferred first, by id or
                                    prefix, comma-separated (default opus,G722,PCMU,PCMA;
                                    "pjmedia": pjmedia's own order)
+      --jitter-buffer adaptive|fixed:MS|MIN-MAX
+                                   receive jitter buffer: pjmedia's adaptive prefetch (the
+                                   default), a fixed prefetch of MS, or one adapting between
+                                   MIN and MAX ms (a frame is 20 ms for opus, 10 for G.711)
+      --jb-discard none|fixed-rate|progressive
+                                   how the buffer sheds delay (default progressive)
+      --opus-bitrate auto|BPS      opus encoder bitrate, 6000-510000 (default auto)
+      --opus-complexity N          opus encoder complexity 0-10 (default 5)
+      --opus-ptime MS              opus packet time 10, 20, 40 or 60 (default 20)
+      --opus-fec on|off            offer and use opus in-band FEC (default on)
+      --opus-loss PCT              packet loss the opus encoder plans for, 0-99 (default 5;
+                                   0: no FEC sent)
+      --opus-dtx                   opus discontinuous transmission during silence
       --rtp-ports A-B              local UDP ports for RTP/RTCP (default 4000-9999; each
                                    call's search starts at a random even port of it)
       --nameserver ADDR[:PORT]     a DNS server (IP address, port 53 unless given; repeat or

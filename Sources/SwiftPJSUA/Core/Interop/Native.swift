@@ -67,6 +67,7 @@ enum Native {
             // sound-device tap put into it stays there.
             if configuration.media.soundDevice == .null { media.snd_auto_close_time = -1 }
             media.no_vad = configuration.media.voiceActivityDetection ? 0 : 1
+            applyJitterBuffer(configuration.media.jitterBuffer, to: &media)
             // pjproject 2.13 and later: RTP and RTCP have pjmedia's own I/O queue and worker
             // thread, as in pjsua's app, so media never waits behind SIP processing.
             //

@@ -43,7 +43,8 @@ extension Native {
                 averageDelay: .milliseconds(Int64(jb.avg_delay)), minimumDelay: .milliseconds(Int64(jb.min_delay)),
                 maximumDelay: .milliseconds(Int64(jb.max_delay)), delayDeviation: .milliseconds(Int64(jb.dev_delay)),
                 prefetchFrames: Int(jb.prefetch), lostFrames: UInt64(jb.lost), discardedFrames: UInt64(jb.discard),
-                emptyEvents: UInt64(jb.empty)),
+                emptyEvents: UInt64(jb.empty),
+                frameDuration: .microseconds(Int64(snapshot.frame_time_usec))),
             audioLevel: snapshot.has_levels != 0
                 ? AudioLevel(sent: Int(snapshot.sent_level), received: Int(snapshot.received_level)) : nil,
             codec: codec.isEmpty ? "" : "\(codec)/\(snapshot.clock_rate)",
