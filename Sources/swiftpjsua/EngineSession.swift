@@ -49,7 +49,7 @@ struct EngineSession {
     /// registration outcome, printing events as they come.
     /// - Returns: the account, and whether it is usable (registered, or local).
     private func addAccount(_ options: AccountOptions, printer: EventPrinter) async throws -> (Account, Bool) {
-        let transport = try await engine.transports().first?.transport
+        let transport = try await engine.transports().first
         guard let configuration = options.accountConfiguration(transport: transport) else {
             return (
                 try await engine.addLocalAccount(
@@ -63,7 +63,9 @@ struct EngineSession {
         } catch let error as PJSUAUsageError {
             throw UsageError(message: error.description)
         }
-        printer.line("registering \(configuration.identity) with \(configuration.registrar ?? "")")
+        // An account without a registrar is usable at once: it answers its calls' challenges.
+        guard let registrar = configuration.registrar else { return (account, true) }
+        printer.line("registering \(configuration.identity) with \(registrar)")
         for await event in events {
             printer.event(event)
             if case .registrationState(let registration) = event, registration.account == account {
