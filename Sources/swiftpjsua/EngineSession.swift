@@ -26,7 +26,7 @@ struct EngineSession {
     ///   - requiringUsableAccount: when the account does not register, shut the engine down,
     ///     print `registration failed` and return 1 instead of running `body`.
     ///   - body: the command with the engine running, given the account and whether it is
-    ///     usable (registered, or a local account).
+    ///     usable (registered, or an account that does not register).
     /// - Returns: what `body` returns, or one of the statuses above.
     func run(
         _ options: EngineOptions, printer: EventPrinter, interruptedStatus: Int32, requiringUsableAccount: Bool = true,
@@ -47,9 +47,9 @@ struct EngineSession {
 
     /// Adds the account the options ask for and, when it registers, waits for the first
     /// registration outcome, printing events as they come.
-    /// - Returns: the account, and whether it is usable (registered, or local).
+    /// - Returns: the account, and whether it is usable (registered, or one that does not register).
     private func addAccount(_ options: AccountOptions, printer: EventPrinter) async throws -> (Account, Bool) {
-        let transport = try await engine.transports().first?.transport
+        let transport = try await engine.transports().first
         guard let configuration = options.accountConfiguration(transport: transport) else {
             return (
                 try await engine.addLocalAccount(
@@ -63,7 +63,9 @@ struct EngineSession {
         } catch let error as PJSUAUsageError {
             throw UsageError(message: error.description)
         }
-        printer.line("registering \(configuration.identity) with \(configuration.registrar ?? "")")
+        // An account without a registrar is usable at once: it answers its calls' challenges.
+        guard let registrar = configuration.registrar else { return (account, true) }
+        printer.line("registering \(configuration.identity) with \(registrar)")
         for await event in events {
             printer.event(event)
             if case .registrationState(let registration) = event, registration.account == account {

@@ -3,7 +3,7 @@ import SwiftPJSUA
 
 /// `swiftpjsua call URI`: places one call; exit 0 when it was confirmed and ended normally.
 struct Dial: Command {
-    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
+    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names).union(AccountOptions.callPolicyNames)
         .union(["port", "play", "record", "hangup-after"]).union(CallFeatures.optionNames)
     static let flagOptions = EngineOptions.flags.union(["follow-network"]).union(CallFeatures.flagNames)
     static let interruptedStatus: Int32 = 130

@@ -3,7 +3,7 @@ import SwiftPJSUA
 
 /// `swiftpjsua listen`: answers every incoming call and prints one line per event.
 struct Listen: Command {
-    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names)
+    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names).union(AccountOptions.callPolicyNames)
         .union(["port", "answer-code", "answer-after", "play", "record", "hangup-after", "max-calls", "stats-file"])
         .union(CallFeatures.optionNames).union(PresenceOptions.valued)
     static let flagOptions = EngineOptions.flags.union(["quiet", "echo", "follow-network", "messages"])

@@ -5,7 +5,8 @@ import SwiftPJSUA
 /// input (a person at a terminal, or a script piped in), prints one line per event, and
 /// takes incoming MESSAGEs and message-waiting summaries.
 struct Phone: Command {
-    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names).union(["port"])
+    static let valuedOptions = EngineOptions.valued.union(AccountOptions.names).union(AccountOptions.callPolicyNames)
+        .union(["port"])
     static let flagOptions = EngineOptions.flags
     static let interruptedStatus: Int32 = 0
 

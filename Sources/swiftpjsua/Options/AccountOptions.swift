@@ -6,12 +6,21 @@ import SwiftPJSUA
 /// [--ha1-algorithm md5|sha-256]) [--realm R] [--proxy URI|none]
 /// [--transport udp|tcp|tls|udp6|tcp6|tls6] [--ca-file PEM] [--expires S] [--retry S] [--media-timeout S|off]
 /// [--transport-loss end|reinvite] [--srtp MODE[,KEYING...][,tls|,sips]]
-/// [--who-may-call servers|contact-user|anyone]`.
+/// [--who-may-call servers|contact-user|anyone]`, and for the commands that place or take
+/// calls (``callPolicyNames``) `--100rel off|supported|required`
+/// `--session-timers off|optional|required|always [--session-expires S] [--min-se S]`.
+///
+/// `--registrar` needs `--id`; credentials (`--username` with `--password-env` or
+/// `--ha1-env`) need `--id` too, with or without a registrar: without one, the account does
+/// not register and answers the 401/407 challenges of its calls and requests.
 struct AccountOptions {
     static let names: Set<String> = [
         "registrar", "id", "username", "password-env", "ha1-env", "ha1-algorithm", "realm", "proxy", "transport",
         "ca-file", "expires", "retry", "media-timeout", "transport-loss", "srtp", "who-may-call", "watchers",
     ]
+
+    /// The options of the account's call policies, taken by `call`, `listen` and `phone` only.
+    static let callPolicyNames: Set<String> = ["100rel", "session-timers", "session-expires", "min-se"]
 
     /// How long a confirmed call may receive no RTP before the tool ends it, unless
     /// `--media-timeout` says otherwise: a call to a vanished peer should not run forever.
@@ -40,9 +49,23 @@ struct AccountOptions {
     var whoMayCall: WhoMayCall?
     /// `--watchers URI[,URI...]`: who may subscribe to the account's presence.
     var watchers: [String]
+    /// `--100rel off|supported|required`; the engine's default (supported) when not given.
+    var reliableProvisionals: ReliableProvisionalPolicy
+    /// `--session-timers MODE`, `--session-expires S` and `--min-se S`; the engine's defaults
+    /// (optional, 1800 s, 90 s) for what is not given. The engine checks the RFC 4028 limits
+    /// (`Min-SE` at least 90 s, `Session-Expires` at least the `Min-SE`) when it adds the account.
+    var sessionTimers: SessionTimers
 
-    /// Whether an account with a registrar was asked for (otherwise a local account is used).
+    /// Whether an account with a registrar was asked for.
     var registers: Bool { registrar != nil }
+
+    /// Whether the account needs the engine's full account configuration: an identity was
+    /// given, or a call policy other than the engine's defaults, which a plain local account
+    /// (``PJSUA/addLocalAccount(on:isDefault:mediaInactivityTimeout:transportLossPolicy:)``)
+    /// does not take.
+    var needsConfiguredAccount: Bool {
+        identity != nil || reliableProvisionals != .supported || sessionTimers != .default
+    }
 
     init(_ options: Options) throws(UsageError) {
         registrar = options.string("registrar")
@@ -112,14 +135,18 @@ struct AccountOptions {
         if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw UsageError(message: "--ca-file: cannot read \(caFile)")
         }
-        if registrar != nil || identity != nil || username != nil || password != nil || ha1 != nil {
-            guard registrar != nil, identity != nil else {
-                throw UsageError(message: "an account needs both --registrar and --id")
-            }
-            guard (username == nil) == (password == nil && ha1 == nil) else {
-                throw UsageError(message: "--username goes with --password-env or --ha1-env")
-            }
+        if registrar != nil, identity == nil {
+            throw UsageError(message: "--registrar needs --id, the address-of-record to register")
         }
+        guard (username == nil) == (password == nil && ha1 == nil) else {
+            throw UsageError(message: "--username goes with --password-env or --ha1-env")
+        }
+        if username != nil, identity == nil {
+            throw UsageError(
+                message: "credentials need --id, the identity they answer challenges for "
+                    + "(without --registrar the account does not register)")
+        }
+        (reliableProvisionals, sessionTimers) = try Self.callPolicies(options)
         // Requests follow the registrar unless told otherwise: it is usually the proxy too.
         switch options.string("proxy") {
         case "none": proxy = nil
@@ -136,10 +163,15 @@ struct AccountOptions {
             tls: TLSConfiguration(caFile: caFile), publicAddress: publicAddress)
     }
 
-    /// The account to add, when one with a registrar was asked for.
-    func accountConfiguration(transport: Transport?) -> AccountConfiguration? {
-        guard let registrar, let identity else { return nil }
-        var configuration = AccountConfiguration(identity: identity, registrar: registrar, transport: transport)
+    /// The account to add, unless a plain local account will do (``needsConfiguredAccount``).
+    /// Without `--id`, its identity is the transport's address, as a local account's is.
+    /// - Parameter transport: the engine's transport the account uses.
+    func accountConfiguration(transport: TransportInfo?) -> AccountConfiguration? {
+        guard needsConfiguredAccount, let identity = identity ?? transport.map(Self.localIdentity) else { return nil }
+        var configuration = AccountConfiguration(
+            identity: identity, registrar: registrar, transport: transport?.transport,
+            // The only account of the tool takes every request, as a local account does.
+            isDefault: registrar == nil)
         if let username, let password {
             configuration.credentials = [.password(password, username: username, realm: realm)]
         } else if let username, let ha1 {
@@ -155,7 +187,53 @@ struct AccountOptions {
         configuration.srtp = srtp
         configuration.whoMayCall = whoMayCall
         configuration.watchers = WatcherPolicy(allowedWatchers: watchers)
+        configuration.reliableProvisionals = reliableProvisionals
+        configuration.sessionTimers = sessionTimers
         return configuration
+    }
+
+    /// `<sip:HOST:PORT>` of `transport` (with its `transport` parameter over TCP or TLS): the
+    /// identity of an account on the tool's own address.
+    static func localIdentity(_ transport: TransportInfo) -> String {
+        let host = transport.host.contains(":") ? "[\(transport.host)]" : transport.host
+        let parameter = transport.type.isReliable ? ";transport=\(transport.type.uriParameter)" : ""
+        return "<sip:\(host):\(transport.port)\(parameter)>"
+    }
+
+    /// `--100rel` and `--session-timers`, `--session-expires`, `--min-se`. Seconds must be whole
+    /// numbers (1 to 86400); the engine checks RFC 4028's limits between them.
+    static func callPolicies(_ options: Options) throws(UsageError) -> (ReliableProvisionalPolicy, SessionTimers) {
+        var reliable = ReliableProvisionalPolicy.supported
+        if let text = options.string("100rel") {
+            let policy = ReliableProvisionalPolicy(rawValue: text.lowercased())
+            guard [ReliableProvisionalPolicy.off, .supported, .required].contains(policy) else {
+                throw UsageError(message: "--100rel must be off, supported or required, not \(text)")
+            }
+            reliable = policy
+        }
+        var timers = SessionTimers.default
+        if let text = options.string("session-timers") {
+            let mode = SessionTimers.Mode(rawValue: text.lowercased())
+            guard [SessionTimers.Mode.off, .optional, .required, .always].contains(mode) else {
+                throw UsageError(message: "--session-timers must be off, optional, required or always, not \(text)")
+            }
+            timers.mode = mode
+        }
+        for name in ["session-expires", "min-se"] {
+            guard let text = options.string(name) else { continue }
+            guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+                throw UsageError(message: "--\(name) must be a whole number of seconds (1-86400), not \(text)")
+            }
+            guard timers.mode != .off else {
+                throw UsageError(message: "--\(name) needs session timers: not with --session-timers off")
+            }
+            if name == "min-se" {
+                timers.minimumInterval = .seconds(seconds)
+            } else {
+                timers.interval = .seconds(seconds)
+            }
+        }
+        return (reliable, timers)
     }
 }
 

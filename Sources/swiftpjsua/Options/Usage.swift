@@ -45,9 +45,12 @@ let usage = """
 
     account options (for register, call, message, phone and listen; without them call and listen use a
     local account on their own address):
-      --registrar URI              the registrar, e.g. sip:sip.example.com
-      --id URI                     the account's identity (address-of-record)
-      --username U                 digest username
+      --registrar URI              the registrar, e.g. sip:sip.example.com (needs --id)
+      --id URI                     the account's identity (address-of-record); without
+                                   --registrar the account does not register
+      --username U                 digest username; needs --id and a secret. Without
+                                   --registrar the credentials answer the 401/407
+                                   challenges of the account's calls and requests
       --password-env VAR           take the password from environment variable VAR
       --ha1-env VAR                instead of a password, take its HA1 from environment
                                    variable VAR: H(username:realm:password) in hex, e.g.
@@ -79,6 +82,24 @@ let usage = """
                                    our Contact user from anywhere, or from anyone
       --watchers URI[,URI...]      who may subscribe to the account's presence (403 for
                                    everyone else; nobody by default)
+
+    call policies (for call, listen and phone; the account's calls both ways):
+      --100rel off|supported|required
+                                   reliable provisional responses (RFC 3262): leave 100rel
+                                   out of Supported, advertise it (default), or send
+                                   Require: 100rel (a peer without it answers 420) and
+                                   take only callers that support it (else 421)
+      --session-timers off|optional|required|always
+                                   session timers (RFC 4028): off (no Session-Expires, no
+                                   timer in Supported), optional (default: when the peer
+                                   uses them), required (Require: timer; a caller without
+                                   them gets 421), always (even with a peer without them)
+      --session-expires S          the Session-Expires to ask for (default 1800)
+      --min-se S                   the shortest interval accepted, Min-SE (default 90,
+                                   at least 90; --session-expires at least --min-se).
+                                   pjsip has no refresher choice: the UAS names it, and
+                                   the refresher sends a re-INVITE or UPDATE at half the
+                                   interval
 
     call features (for call and listen; each confirmed call):
       --header 'Name: value'       add a header to the INVITE (call) or the answer (listen);
