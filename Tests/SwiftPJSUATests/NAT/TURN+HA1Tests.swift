@@ -8,6 +8,9 @@ import Testing
 extension EngineTests {
     @Test(
         "TURN with an HA1 key: coturn grants the allocation for the right key and refuses a wrong one",
+        .enabled(
+            if: !PJSUA.pjprojectVersion.loaded.hasPrefix("2.12"),
+            "2.12.1's pjnath (Jami's) can wait forever listing this host's IPv6 addresses for ICE candidates"),
         arguments: [true, false])
     func turnAllocationWithHA1(rightKey: Bool) async throws {
         try await withTemporaryFolder { folder in
